@@ -8,10 +8,12 @@
 // The plan: {command, args, env, cwd,
 //   fs: {read, write, missing: "error"|"empty", buffers: {ABS: TEXT}},
 //   permissions: ["allow_once"|"allow_always"|"reject_once"|"ignore", ...],
+//   elicitation: {capabilities: {form: {}}, answers: [{action, content} | {ignore: true}, ...]},
 //   mcpServers: [...],
 //   prompts: [{blocks: [...], cancelAfterMs}]}
 // A permission request takes the next answer in order (an option of that
-// kind; "ignore" never answers). fs/write_text_file writes the disk, as an
+// kind; "ignore" never answers); with elicitation, the client declares
+// its capabilities and an elicitation/create takes the next answer. fs/write_text_file writes the disk, as an
 // editor saving the buffer would.
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -76,6 +78,7 @@ setTimeout(() => {
 }, plan.timeoutMs ?? 120000).unref();
 
 const answers = [...(plan.permissions ?? [])];
+const elicitAnswers = [...(plan.elicitation?.answers ?? [])];
 const fsPlan = plan.fs ?? {};
 const buffers = fsPlan.buffers ?? {};
 
@@ -86,6 +89,11 @@ const app = client({ name: "gemkit-acp-test" })
     if (want === "ignore") return new Promise(() => {});
     const opt = params.options.find((o) => o.kind === want) ?? params.options.find((o) => o.kind.startsWith("reject"));
     return { outcome: { outcome: "selected", optionId: opt.optionId } };
+  })
+  .onRequest("elicitation/create", ({ params }) => {
+    out.requests.push({ method: "elicitation/create", params });
+    const a = elicitAnswers.shift() ?? { action: "decline" };
+    return a.ignore ? new Promise(() => {}) : a;
   })
   .onRequest("fs/read_text_file", ({ params }) => {
     out.requests.push({ method: "fs/read_text_file", params });
@@ -114,7 +122,8 @@ try {
   const t0 = performance.now();
   out.init = await conn.agent.request("initialize", {
     protocolVersion: plan.protocolVersion ?? 1,
-    clientCapabilities: { fs: { readTextFile: !!fsPlan.read, writeTextFile: !!fsPlan.write } },
+    clientCapabilities: { fs: { readTextFile: !!fsPlan.read, writeTextFile: !!fsPlan.write },
+      ...(plan.elicitation ? { elicitation: plan.elicitation.capabilities } : {}) },
     clientInfo: { name: "gemkit-acp-test", version: "1.0.0" },
   });
   out.initMs = performance.now() - t0;

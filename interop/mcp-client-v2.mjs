@@ -12,7 +12,8 @@
 // cancelled after $SLOW_MS ms, and the progress notifications are printed.
 // With $ELICIT set to accept, decline or cancel, the client offers form
 // elicitation and answers each question of an input_required result that
-// way (as a person would in a client's interface); the questions are
+// way (as a person would in a client's interface), with $ELICIT_CONTENT
+// (JSON) as an accepted form's content; the questions are
 // printed, and with $CALL_AGAIN the tool is called a second time.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -39,7 +40,7 @@ const elicited = [];
 if (elicit) {
   client.setRequestHandler('elicitation/create', async (req) => {
     elicited.push(req.params);
-    return { action: elicit };
+    return { action: elicit, ...(process.env.ELICIT_CONTENT ? { content: JSON.parse(process.env.ELICIT_CONTENT) } : {}) };
   });
 }
 await client.connect(transport);

@@ -16,7 +16,9 @@
 //   {"op":"elicited"}   the elicitation requests the server sent so far
 //   {"op":"close"}
 // With $ELICIT set to accept, decline or cancel, the client offers form
-// elicitation and answers every elicitation/create that way, as a person
+// elicitation and answers every elicitation/create that way (with
+// $ELICIT_CONTENT, JSON, as an accepted form's content; URL mode too with
+// $ELICIT_URL), as a person
 // would in a client's interface.
 // Answers are {"ok":true,"result":...} or {"ok":false,"error":"..."}.
 import { createInterface } from 'node:readline';
@@ -40,12 +42,12 @@ if (mode === 'stdio') {
 
 const elicit = process.env.ELICIT;
 const client = new Client({ name: 'gemkit-interop', version: '1.0.0' },
-  elicit ? { capabilities: { elicitation: { form: {} } } } : undefined);
+  elicit ? { capabilities: { elicitation: { form: {}, ...(process.env.ELICIT_URL ? { url: {} } : {}) } } } : undefined);
 const elicited = [];
 if (elicit) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     elicited.push(req.params);
-    return { action: elicit };
+    return { action: elicit, ...(process.env.ELICIT_CONTENT ? { content: JSON.parse(process.env.ELICIT_CONTENT) } : {}) };
   });
 }
 let toolsChanged = 0;

@@ -138,6 +138,7 @@ type plan struct {
 	Cwd         string            `json:"cwd"`
 	FS          planFS            `json:"fs"`
 	Permissions []string          `json:"permissions,omitempty"`
+	Elicitation *elicitPlan       `json:"elicitation,omitempty"`
 	MCPServers  []any             `json:"mcpServers,omitempty"`
 	Prompts     []planPrompt      `json:"prompts"`
 	TimeoutMs   int               `json:"timeoutMs,omitempty"`

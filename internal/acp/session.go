@@ -387,9 +387,13 @@ func editTitle(rel string, isNew bool) string {
 
 // AllowTool is the session's toolrun.Asker: an extension tool's first
 // run asks with its permissions in words, after the files changed since
-// an earlier consent when there was one. "Always" records consent as
+// an earlier consent when there was one, in a form where the client
+// declares form elicitation (elicit.go), else in a permission request. "Always" records consent as
 // `gemkit extensions run --consent` does; "once" lets this run go only.
 func (s *session) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (toolrun.Answer, error) {
+	if s.elicitsForm() {
+		return s.allowByForm(ctx, q) // elicit.go
+	}
 	ext := q.Extension
 	question := q.Question(s.curN, "\n\n", "- ")
 	tc := sdk.ToolCallUpdate{

@@ -78,6 +78,9 @@ var (
 
 func (c *wire) Write(b []byte) (int, error) {
 	n := len(b)
+	if bytes.Contains(b, elicitationCreate) {
+		b = c.scoped(b) // elicit.go
+	}
 	if c.sessionDelete && bytes.Contains(b, agentCapabilities) {
 		return c.write(withDelete(b), n, "")
 	}

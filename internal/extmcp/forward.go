@@ -55,6 +55,14 @@ func (m *Manager) Forward(key, tool string, args json.RawMessage, progress Progr
 	s.mu.Unlock()
 	m.forwarded.Add(1)
 	f := &forwarded{s: s, r: r, tool: tool, args: args, done: done}
+	// A question the server asks meanwhile is refused: the fast way
+	// carries the calls of clients that take none (elicit.go), named in
+	// the refusal's words where SetClient said which.
+	ctx := context.Background()
+	if c := m.client.Load(); c != nil {
+		ctx = WithClient(ctx, *c)
+	}
+	_, f.asked = s.asking.begin(ctx, true)
 	if r.denied != nil {
 		// As Call does: the log says a refusal during the call as its
 		// result says it.
@@ -94,6 +102,7 @@ type forwarded struct {
 	before []netproxy.Denial // what the sandbox had refused the run before the call
 	call   uint64            // the number of its arguments in flight (runReports.calling), 0 if none
 	token  string            // the progress token the server was given, if any
+	asked  *calling          // the call as questions find it (elicit.go)
 	done   func(json.RawMessage, error)
 
 	mu         sync.Mutex
@@ -124,6 +133,7 @@ func (f *forwarded) finish() bool {
 
 // end records the end of the call, the server's use.
 func (f *forwarded) end() {
+	f.s.asking.end(f.asked)
 	if f.call != 0 {
 		f.s.reports.called(f.call)
 	}
@@ -152,7 +162,7 @@ func (f *forwarded) answered(res json.RawMessage, err error) {
 	}
 	// Call adds to a result only what the sandbox refused during the call
 	// and the refused writes a tool error tells of.
-	if len(refusedSince(f.s.spec, f.before, after, f.r.data)) > 0 || toolError(res) {
+	if len(refusedSince(f.s.spec, f.before, after, f.r.data)) > 0 || toolError(res) || f.asked.refusedLine() != "" {
 		go f.added(res, after)
 		return
 	}
@@ -169,7 +179,7 @@ func (f *forwarded) added(res json.RawMessage, after []netproxy.Denial) {
 		res = b.Bytes()
 	}
 	res, err := f.s.withRefusals(f.r, f.before, after, f.args, res, nil)
-	f.done(res, err)
+	f.done(f.asked.withAsked(res, err))
 }
 
 // failed answers a call that failed with err in Call's words.
@@ -185,7 +195,7 @@ func (f *forwarded) fail(err error, after []netproxy.Denial, ctxErr error) {
 		after = f.refusedAfter()
 	}
 	_, err = f.s.withRefusals(f.r, f.before, after, f.args, nil, err)
-	f.done(nil, f.s.requestFailure(f.r, Printable(f.tool), err, func() error { return ctxErr }))
+	f.done(f.asked.withAsked(nil, f.s.requestFailure(f.r, Printable(f.tool), err, func() error { return ctxErr })))
 }
 
 // timedOut ends a call the server did not answer within its timeout,

@@ -123,8 +123,9 @@ func TestForwardAsCall(t *testing.T) {
 		{every, "get-structured-content", map[string]any{"location": "New York"}, ""},
 		{every, "get-sum", map[string]any{"a": "not a number"}, "Invalid arguments"},
 		{fx, "ok", map[string]any{}, "ok"},
-		// The server asks gemkit's client for its roots during the call.
-		{fx, "roots", map[string]any{}, `{\"roots\":[]}`},
+		// The server asks gemkit's client for its roots during the call:
+		// the workspace, the folder the sandbox shows it at its own path.
+		{fx, "roots", map[string]any{}, `\"uri\":\"file://` + s.ws + `\"`},
 		{fx, "proxied", map[string]any{"url": "http://" + target + "/"}, "gemkit extensions sandbox realmcp --allow-host " + target},
 		{fx, "write", map[string]any{"path": filepath.Join(s.ws, "planted.txt")}, "--allow-write workspace"},
 	} {

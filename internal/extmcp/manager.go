@@ -73,6 +73,9 @@ type Manager struct {
 	level  atomic.Pointer[string]
 	// forwarded counts the calls Forward took.
 	forwarded atomic.Int64
+	// client is the client a server started for no client's request
+	// declares the modes of (SetClient, elicit.go).
+	client atomic.Pointer[Client]
 }
 
 // NewManager returns a Manager that runs nothing yet.

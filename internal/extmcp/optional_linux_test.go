@@ -74,8 +74,8 @@ func testLacking(t *testing.T, s *setup, method, how string) {
 	if took > extmcp.MaxStart/2 {
 		t.Errorf("the listing took %v", took)
 	}
-	if names := toolNames(c.Tools, "lacking"); len(names) != 17 || !names["ok"] {
-		t.Errorf("its tools are %v, want the fixture's 17", names)
+	if names := toolNames(c.Tools, "lacking"); len(names) != 19 || !names["ok"] {
+		t.Errorf("its tools are %v, want the fixture's 19", names)
 	}
 	for list, got := range map[string]int{"resources/list": len(c.Resources), "resources/templates/list": len(c.Templates), "prompts/list": len(c.Prompts)} {
 		if want := 1; list == method {

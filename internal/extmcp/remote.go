@@ -68,7 +68,7 @@ func (s *server) connect(ctx context.Context) (*running, error) {
 		timer.Stop()
 		return nil, err
 	}
-	opts := s.clientOptions(r)
+	opts := s.clientOptions(ctx, r)
 	var client *mcpclient.Client
 	switch s.spec.Transport {
 	case TransportSSE:

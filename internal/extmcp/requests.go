@@ -27,27 +27,37 @@ func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessa
 		return nil, err
 	}
 	return s.request(ctx, Printable(tool), func(ctx context.Context, r *running) (json.RawMessage, error) {
-		var token any
-		if progress != nil {
-			t := fmt.Sprintf("gemkit-%d", r.tokens.Add(1))
-			r.progress.Store(t, progress)
-			// Progress for a call that has ended is dropped: passed on,
-			// it would reach the client after the call's result, for a
-			// token the client no longer knows. On stdio the server's
-			// progress comes before the answer it wrote next.
-			defer r.progress.Delete(t)
-			token = t
-		}
-		if r.denied == nil {
-			return r.client.CallToolRaw(ctx, tool, args, token)
-		}
-		// A refusal during the call is said in the log as its result
-		// says it: likely needed when the arguments name the host.
-		defer s.reports.called(s.reports.calling(args))
-		before := r.denied()
-		res, err := r.client.CallToolRaw(ctx, tool, args, token)
-		return s.withRefusals(r, before, r.denied(), args, res, err)
+		// A question the server asks during the call goes to its client
+		// (elicit.go); one refused is said in its result.
+		ctx, c := s.asking.begin(ctx, true)
+		defer s.asking.end(c)
+		res, err := s.call(ctx, r, tool, args, progress)
+		return c.withAsked(res, err)
 	})
+}
+
+// call is Call's request of the running server r.
+func (s *server) call(ctx context.Context, r *running, tool string, args json.RawMessage, progress Progress) (json.RawMessage, error) {
+	var token any
+	if progress != nil {
+		t := fmt.Sprintf("gemkit-%d", r.tokens.Add(1))
+		r.progress.Store(t, progress)
+		// Progress for a call that has ended is dropped: passed on,
+		// it would reach the client after the call's result, for a
+		// token the client no longer knows. On stdio the server's
+		// progress comes before the answer it wrote next.
+		defer r.progress.Delete(t)
+		token = t
+	}
+	if r.denied == nil {
+		return r.client.CallToolRaw(ctx, tool, args, token)
+	}
+	// A refusal during the call is said in the log as its result
+	// says it: likely needed when the arguments name the host.
+	defer s.reports.called(s.reports.calling(args))
+	before := r.denied()
+	res, err := r.client.CallToolRaw(ctx, tool, args, token)
+	return s.withRefusals(r, before, r.denied(), args, res, err)
 }
 
 // withRefusals adds to a call's answer (res or err) what the sandbox
@@ -91,7 +101,9 @@ func (m *Manager) GetPrompt(ctx context.Context, key, name string, args map[stri
 		return nil, err
 	}
 	return s.request(ctx, "the prompt "+Printable(name), func(ctx context.Context, r *running) (json.RawMessage, error) {
-		return r.client.GetPromptRaw(ctx, name, args)
+		ctx, c := s.asking.begin(ctx, false)
+		defer s.asking.end(c)
+		return c.withAsked(r.client.GetPromptRaw(ctx, name, args))
 	})
 }
 
@@ -103,7 +115,9 @@ func (m *Manager) ReadResource(ctx context.Context, key, uri string) (json.RawMe
 		return nil, err
 	}
 	return s.request(ctx, "the resource "+Printable(uri), func(ctx context.Context, r *running) (json.RawMessage, error) {
-		return r.client.ReadResourceRaw(ctx, uri)
+		ctx, c := s.asking.begin(ctx, false)
+		defer s.asking.end(c)
+		return c.withAsked(r.client.ReadResourceRaw(ctx, uri))
 	})
 }
 

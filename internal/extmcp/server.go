@@ -64,6 +64,9 @@ type server struct {
 	// time it started (nil: not started yet); read without s.mu, which a
 	// start holds.
 	declared atomic.Pointer[mcpclient.Capabilities]
+	// asking are its requests under way that a question may come in
+	// (elicit.go).
+	asking asking
 }
 
 // newServer is m's server of sp, not started.

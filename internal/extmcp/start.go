@@ -185,7 +185,7 @@ func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 	r := &running{kill: srv.Kill, wait: srv.Wait, denied: srv.Denied, tmp: tmp, data: pr.Data, readOnly: pr.ReadOnly, exited: make(chan struct{}), done: make(chan struct{})}
 	go s.watch(r)
 	go s.watchData(r)
-	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, s.clientOptions(r))
+	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, s.clientOptions(ctx, r))
 	if err != nil {
 		var why string
 		switch {
@@ -222,11 +222,14 @@ func notJSONRPC(err error) bool {
 	return err != nil && (errors.As(err, &syntax) || strings.Contains(err.Error(), "invalid character"))
 }
 
-// clientOptions are the options of r's client: its progress routed to
-// the calls that asked, its other notifications to the Manager's
-// listener (catalog.go).
-func (s *server) clientOptions(r *running) mcpclient.Options {
-	return mcpclient.Options{Name: "gemkit", Version: s.m.cfg.Version,
+// clientOptions are the options of r's client, started under ctx: its
+// progress routed to the calls that asked, its other notifications to
+// the Manager's listener (catalog.go), its roots the workspace, and the
+// elicitation modes of the client it starts for, whose questions go to
+// the calls' clients (elicit.go).
+func (s *server) clientOptions(ctx context.Context, r *running) mcpclient.Options {
+	modes := s.m.modesFor(ctx)
+	return mcpclient.Options{Name: "gemkit", Version: s.m.cfg.Version, Roots: s.roots(), Ask: s.ask, AskForm: modes.Form, AskURL: modes.URL,
 		Progress: func(token any, progress, total float64, message string) {
 			if t, ok := token.(string); ok {
 				if f, ok := r.progress.Load(t); ok {

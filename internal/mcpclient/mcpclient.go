@@ -64,6 +64,19 @@ type Options struct {
 	// revisions from 2026-07-28 on, the SDK opens the stream they come
 	// on for the lists the server says change.
 	Events func(method string, params json.RawMessage)
+	// Roots, when not nil, are the roots the client declares and
+	// answers roots/list with (elicit.go); nil declares roots that may
+	// change, and answers with none.
+	Roots []Root
+	// Ask, when set, answers each question the server asks (elicit.go):
+	// under the context of the request the question came with where the
+	// server asked in its result (2026-07-28 on), else of the server's
+	// own request. An error refuses the question, in its words. The
+	// client declares elicitation in the modes AskForm and AskURL say;
+	// with neither, it declares none, and Ask still has the say over a
+	// question a server asks regardless.
+	Ask             func(ctx context.Context, q Question) (Answer, error)
+	AskForm, AskURL bool
 }
 
 // Client is a connected session with one MCP server. It is safe for
@@ -246,7 +259,10 @@ func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
 	if o.Events != nil {
 		events(opts, o.Events)
 	}
+	clientCapabilities(opts, o)
 	c := mcp.NewClient(&mcp.Implementation{Name: o.Name, Version: o.Version}, opts)
+	addRoots(c, o)
+	undeclared(c, o)
 	cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion})
 	if err != nil {
 		return nil, err

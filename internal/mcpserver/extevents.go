@@ -162,6 +162,9 @@ var listMethods = map[string]bool{
 // (routes.resolve), and passes logging/setLevel on to the servers.
 func (s *Server) serversMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		// A server started for the request declares what its client
+		// takes (extask.go).
+		ctx = s.forClient(ctx, req)
 		if listMethods[method] && !s.servedServerCall(req) {
 			s.listServers(ctx, true)
 		}

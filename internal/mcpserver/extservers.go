@@ -417,23 +417,28 @@ func (s *Server) unavailableTool(name string, f extmcp.Failure) served {
 	}}
 }
 
-// callServer passes a call on to tool of the server key.
+// callServer passes a call on to tool of the server key; the server's
+// questions go to the call's client (extask.go).
 func (s *Server) callServer(key, tool string) mcp.ToolHandler {
 	route := serverRoute{key: key, tool: tool}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		// The server's progress reaches the client under the client's
-		// own token.
-		var progress extmcp.Progress
-		if token := req.Params.GetProgressToken(); token != nil {
-			progress = func(p, total float64, msg string) {
-				// It may come just after the result, when ctx has ended.
-				err := req.Session.NotifyProgress(context.WithoutCancel(ctx), &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
-				if err != nil {
-					s.log.Debug("progress notification", "err", err)
-				}
-			}
+		return s.askingCall(ctx, req, route, s.progressFor(ctx, req)), nil
+	}
+}
+
+// progressFor sends a server's progress to the client of req under the
+// client's own token; nil when req has none.
+func (s *Server) progressFor(ctx context.Context, req *mcp.CallToolRequest) extmcp.Progress {
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	return func(p, total float64, msg string) {
+		// It may come just after the result, when ctx has ended.
+		err := req.Session.NotifyProgress(context.WithoutCancel(ctx), &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
+		if err != nil {
+			s.log.Debug("progress notification", "err", err)
 		}
-		return s.callServerRoute(ctx, req.Params.Name, route, arguments(req), progress), nil
 	}
 }
 

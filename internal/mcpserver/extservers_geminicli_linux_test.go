@@ -244,3 +244,41 @@ func confinement(pid, bin string) (how string, ok bool) {
 	}
 	return "confined, but not below gemkit", true
 }
+
+// TestGeminiCLIRefusedExtensionQuestion runs the real Gemini CLI 0.61
+// (offline, against the scripted model) with `gemkit mcp`: it declares
+// roots and no elicitation (McpClient.connect in gemini-cli-core's
+// dist/src/tools/mcp-client.js gives its client the roots capability
+// alone), so an extension server's question during its call reaches no
+// one, and the call's answer, which reaches the model, says in gemkit's
+// words why. As root and as uid 65534.
+func TestGeminiCLIRefusedExtensionQuestion(t *testing.T) {
+	t.Parallel()
+	gemkittest.AsRootAndUnprivileged(t, func(t *testing.T, unprivileged bool) {
+		node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+		f := newFixture(t)
+		askingExtension(t, f)
+		writeFile(t, filepath.Join(f.home, ".gemini", "settings.json"), geminiSettings, 0o600)
+		if unprivileged {
+			asUnprivileged(t, f)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		add := exec.CommandContext(ctx, node, geminiJS(interop), "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
+		add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1", geminiOneProcess)
+		if out, err := f.asUser(add).CombinedOutput(); err != nil {
+			t.Fatalf("gemini mcp add: %v\n%s", err, out)
+		}
+		model := scriptedModel(t, fakemodel.Call("mcp_gemkit_asker_ask", askArgs), fakemodel.Text("Not asked."))
+		_, report, runErr := runHeadless(f.asUser(f.headlessGemini(ctx, node, interop, model.URL, "Ask me for a colour.")), model)
+		turns := wantTurns(t, model, 2, runErr, report)
+		second, err := turns[1].Generate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "gemkit did not pass on the question the extension asker's MCP server srv asked the person: the client that made the call (gemini-cli-mcp-client) declares no elicitation, so it cannot ask the person."
+		if !responseContains(second, "mcp_gemkit_asker_ask", want) {
+			t.Errorf("the model was not told why: %+v\n%s", second.FunctionResponses(), report())
+		}
+	})
+}

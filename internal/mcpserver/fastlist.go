@@ -168,7 +168,7 @@ func (r *listingReader) Read(p []byte) (int, error) {
 			r.initialized = true
 		}
 		r.s.cancelled(&r.calls, line)
-		if (answered && r.s.fastList(line, r.out)) || (r.initialized && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
+		if (answered && r.s.fastList(line, r.out)) || (r.initialized && !r.order.elicits.Load() && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
 			continue
 		}
 		if line = screen(line, r.out, r.s.badLine); len(line) == 0 || r.order.passOn(line, r.out) {

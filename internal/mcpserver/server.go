@@ -109,6 +109,9 @@ type Server struct {
 	resources []string             // the URIs of the resources served
 
 	ext extState // the extensions' own servers' tools (extservers.go)
+	// parked are the calls of the extensions' servers whose question
+	// went to a client of 2026-07-28 (extpark.go).
+	parked parkedCalls
 }
 
 // New loads the Source and builds the server.

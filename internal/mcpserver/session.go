@@ -129,6 +129,10 @@ type stdioOrder struct {
 	initialized atomic.Bool
 	// started: the SDK has the session initialized, of either era.
 	started atomic.Bool
+	// elicits: the client declared elicitation, so that its calls of the
+	// extensions' servers go through the SDK, which can ask it
+	// (extask.go), not the fast path.
+	elicits atomic.Bool
 
 	mu sync.Mutex
 	// await is the id of the request whose answer the reader waits for,

@@ -28,7 +28,12 @@ const tools = [
   { name: "create", description: "Creates a file of the working folder: the path is the server's, not the call's.", inputSchema: { type: "object" } },
   { name: "garble", description: "Prints the line it is given on its stdout, as it is, in place of an answer.", inputSchema: { type: "object" } },
   { name: "roots", description: "Asks the client for its roots (roots/list) during the call, and answers what it answered.", inputSchema: { type: "object" } },
+  { name: "ask", description: "Asks the person the question of its arguments' params (elicitation/create, as given) during the call, and answers what the client answered.", inputSchema: { type: "object" } },
+  { name: "caps", description: "Answers the capabilities the client declared in initialize, and what it answered a question asked at start (FIXTURE_ASK_AT_START).", inputSchema: { type: "object" } },
 ];
+// What the client declared, and answered the question asked at start.
+let declared = null;
+let atStart = null;
 // The methods of the requests read so far, in order: a call of the
 // unlisted tool "seen" answers them.
 const seen = [];
@@ -79,6 +84,12 @@ const answerOptional = (m) => {
 console.error("fixture started");
 createInterface({ input: process.stdin }).on("line", (line) => {
   const m = JSON.parse(line);
+  if (m.method === "notifications/initialized" && process.env.FIXTURE_ASK_AT_START) {
+    // A question asked outside any call: FIXTURE_ASK_AT_START is its params.
+    const id = "fixture-" + ++asks;
+    asked.set(id, (a) => { atStart = a.result ?? a.error; });
+    send({ jsonrpc: "2.0", id, method: "elicitation/create", params: JSON.parse(process.env.FIXTURE_ASK_AT_START) });
+  }
   if (m.id === undefined) return;
   if (m.method !== undefined) seen.push(m.method);
   if (m.method === undefined) {
@@ -90,6 +101,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   }
   switch (m.method) {
     case "initialize":
+      declared = m.params.capabilities;
       return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: caps, serverInfo: { name: "fixture", version: "1" } } });
     case "tools/list": {
       // FIXTURE_HOLD_LIST names a file: while it exists, the listing is
@@ -115,6 +127,12 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         return send({ jsonrpc: "2.0", id, method: "roots/list" });
       }
       const a = m.params.arguments || {};
+      if (m.params.name === "caps") return text(m.id, JSON.stringify({ declared, atStart }), false);
+      if (m.params.name === "ask") {
+        const id = "fixture-" + ++asks;
+        asked.set(id, (r) => text(m.id, JSON.stringify(r.result ?? r.error), r.error !== undefined));
+        return send({ jsonrpc: "2.0", id, method: "elicitation/create", params: a.params });
+      }
       if (m.params.name === "garble") {
         process.stdout.write(a.line + "\n");
         return;
