@@ -92,124 +92,159 @@ func TestFlowsAgainstCompanions(t *testing.T) {
 				t.Fatalf("no initial context: %v", err)
 			}
 
-			// Context.
-			updates := make(chan *ide.Context, 32)
-			c.OnContext(func(v *ide.Context) { updates <- v })
-			f := filepath.Join(p.ws, "a.txt")
-			if err := os.WriteFile(f, []byte("a"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			p.ed.Focus(f, 2, 5, "hello")
-			for {
-				v := waitFor(t, updates, "context with the focused file")
-				if v != nil && v.WorkspaceState != nil && len(v.WorkspaceState.OpenFiles) == 1 {
-					file := v.WorkspaceState.OpenFiles[0]
-					if file.Path != f || !file.IsActive || file.Cursor == nil || file.Cursor.Line != 2 || file.SelectedText != "hello" {
-						t.Errorf("file %+v", file)
-					}
-					break
-				}
-			}
-
-			// Accept with edits.
+			updates := checkFocusContext(t, c, p)
 			target := filepath.Join(p.ws, "x.go")
-			res := make(chan DiffOutcome, 1)
-			errs := make(chan error, 1)
-			go func() { o, err := c.OpenDiff(ctx, target, "proposal"); res <- o; errs <- err }()
-			if d := waitDiff(t, p.ed); d.FilePath != target || d.NewContent != "proposal" {
-				t.Errorf("diff %+v", d)
-			}
-			p.ed.Accept(target, "proposal + edits")
-			if o := waitFor(t, res, "accept"); !o.Accepted || o.Content != "proposal + edits" {
-				t.Errorf("accept %+v", o)
-			}
-			if err := <-errs; err != nil {
-				t.Fatal(err)
-			}
-
-			// Reject.
-			go func() { o, err := c.OpenDiff(ctx, target, "second"); res <- o; errs <- err }()
-			waitDiff(t, p.ed)
-			p.ed.Reject(target)
-			if o := waitFor(t, res, "reject"); o.Accepted {
-				t.Errorf("reject %+v", o)
-			}
-			<-errs
-
-			// closeDiff from the CLI: the proposal, no notification.
-			seen := make(chan string, 4)
-			d, err := c.StartDiff(ctx, target, "third")
-			if err != nil {
-				t.Fatal(err)
-			}
-			waitDiff(t, p.ed)
-			content, ok, err := c.CloseDiff(ctx, target)
-			if err != nil || !ok || content != "third" {
-				t.Errorf("closeDiff = %q %v %v", content, ok, err)
-			}
-			go func() { o, _ := d.Wait(ctx); seen <- map[bool]string{true: "accepted", false: "rejected"}[o.Accepted] }()
-			select {
-			case s := <-seen:
-				t.Errorf("closeDiff also resolved the diff (%s)", s)
-			case <-time.After(200 * time.Millisecond):
-			}
-			if err := c.ResolveDiffFromCLI(ctx, target, true); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, seen, "resolved from the CLI")
-			if _, ok, err := c.CloseDiff(ctx, target); ok || err != nil {
-				t.Errorf("closeDiff without a diff: %v %v", ok, err)
-			}
-
-			// A second client at the same time.
-			c2 := p.connect(t)
-			u2 := make(chan *ide.Context, 32)
-			c2.OnContext(func(v *ide.Context) { u2 <- v })
-			g := filepath.Join(p.ws, "b.txt")
-			if err := os.WriteFile(g, []byte("b"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			p.ed.Focus(g, 1, 1, "")
-			for _, u := range []chan *ide.Context{updates, u2} {
-				for {
-					v := waitFor(t, u, "context on both clients")
-					if v != nil && v.WorkspaceState != nil && len(v.WorkspaceState.OpenFiles) > 0 && v.WorkspaceState.OpenFiles[0].Path == g {
-						break
-					}
-				}
-			}
-			other := filepath.Join(p.ws, "y.go")
-			go func() { o, err := c2.OpenDiff(ctx, other, "from c2"); res <- o; errs <- err }()
-			waitDiff(t, p.ed)
-			if content, ok, err := c.CloseDiff(ctx, filepath.Join(p.ws, "none.go")); ok || err != nil {
-				t.Errorf("c1's closeDiff while c2 waits: %q %v %v", content, ok, err)
-			}
-			p.ed.Accept(other, "from c2, accepted")
-			if o := waitFor(t, res, "c2 accept"); !o.Accepted || o.Content != "from c2, accepted" {
-				t.Errorf("c2 outcome %+v", o)
-			}
-			<-errs
-
-			// The companion goes away: both clients notice.
-			states := make(chan State, 4)
-			c.OnStateChange(func(s State) { states <- s })
-			go func() { _, err := c.OpenDiff(context.Background(), target, "pending"); errs <- err }()
-			waitDiff(t, p.ed)
-			p.ed.Kill()
-			if s := waitFor(t, states, "disconnected"); s.Status != Disconnected {
-				t.Errorf("state %+v", s)
-			}
-			if err := waitFor(t, errs, "pending diff"); !errors.Is(err, ErrDisconnected) {
-				t.Errorf("pending diff: %v", err)
-			}
-			select {
-			case <-c2.Done():
-			case <-time.After(30 * time.Second):
-				t.Error("second client did not notice")
-			}
-			if !strings.Contains(c.State().Details, "lost") {
-				t.Errorf("details %q", c.State().Details)
-			}
+			checkAcceptReject(ctx, t, c, p, target)
+			checkCloseDiff(ctx, t, c, p, target)
+			c2 := checkSecondClient(ctx, t, c, p, updates)
+			checkCompanionGone(t, c, c2, p, target)
 		})
+	}
+}
+
+// checkFocusContext focuses a file in the editor and waits for the
+// context that names it; the channel keeps the client's later updates.
+func checkFocusContext(t *testing.T, c *Client, p *procEnv) chan *ide.Context {
+	t.Helper()
+	updates := make(chan *ide.Context, 32)
+	c.OnContext(func(v *ide.Context) { updates <- v })
+	f := filepath.Join(p.ws, "a.txt")
+	if err := os.WriteFile(f, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.ed.Focus(f, 2, 5, "hello")
+	for {
+		v := waitFor(t, updates, "context with the focused file")
+		if v != nil && v.WorkspaceState != nil && len(v.WorkspaceState.OpenFiles) == 1 {
+			file := v.WorkspaceState.OpenFiles[0]
+			if file.Path != f || !file.IsActive || file.Cursor == nil || file.Cursor.Line != 2 || file.SelectedText != "hello" {
+				t.Errorf("file %+v", file)
+			}
+			break
+		}
+	}
+	return updates
+}
+
+// checkAcceptReject opens a diff the person accepts with edits, then
+// one the person rejects.
+func checkAcceptReject(ctx context.Context, t *testing.T, c *Client, p *procEnv, target string) {
+	t.Helper()
+	res := make(chan DiffOutcome, 1)
+	errs := make(chan error, 1)
+	// Accept with edits.
+	go func() { o, err := c.OpenDiff(ctx, target, "proposal"); res <- o; errs <- err }()
+	if d := waitDiff(t, p.ed); d.FilePath != target || d.NewContent != "proposal" {
+		t.Errorf("diff %+v", d)
+	}
+	p.ed.Accept(target, "proposal + edits")
+	if o := waitFor(t, res, "accept"); !o.Accepted || o.Content != "proposal + edits" {
+		t.Errorf("accept %+v", o)
+	}
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+
+	// Reject.
+	go func() { o, err := c.OpenDiff(ctx, target, "second"); res <- o; errs <- err }()
+	waitDiff(t, p.ed)
+	p.ed.Reject(target)
+	if o := waitFor(t, res, "reject"); o.Accepted {
+		t.Errorf("reject %+v", o)
+	}
+	<-errs
+}
+
+// checkCloseDiff closes a diff from the CLI: closeDiff returns the
+// proposal without resolving it, and the CLI then resolves it.
+func checkCloseDiff(ctx context.Context, t *testing.T, c *Client, p *procEnv, target string) {
+	t.Helper()
+	// closeDiff from the CLI: the proposal, no notification.
+	seen := make(chan string, 4)
+	d, err := c.StartDiff(ctx, target, "third")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDiff(t, p.ed)
+	content, ok, err := c.CloseDiff(ctx, target)
+	if err != nil || !ok || content != "third" {
+		t.Errorf("closeDiff = %q %v %v", content, ok, err)
+	}
+	go func() { o, _ := d.Wait(ctx); seen <- map[bool]string{true: "accepted", false: "rejected"}[o.Accepted] }()
+	select {
+	case s := <-seen:
+		t.Errorf("closeDiff also resolved the diff (%s)", s)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := c.ResolveDiffFromCLI(ctx, target, true); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, seen, "resolved from the CLI")
+	if _, ok, err := c.CloseDiff(ctx, target); ok || err != nil {
+		t.Errorf("closeDiff without a diff: %v %v", ok, err)
+	}
+}
+
+// checkSecondClient connects a second client beside c: both see the
+// context, and c's closeDiff does not disturb c2's waiting diff.
+func checkSecondClient(ctx context.Context, t *testing.T, c *Client, p *procEnv, updates chan *ide.Context) *Client {
+	t.Helper()
+	res := make(chan DiffOutcome, 1)
+	errs := make(chan error, 1)
+	// A second client at the same time.
+	c2 := p.connect(t)
+	u2 := make(chan *ide.Context, 32)
+	c2.OnContext(func(v *ide.Context) { u2 <- v })
+	g := filepath.Join(p.ws, "b.txt")
+	if err := os.WriteFile(g, []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.ed.Focus(g, 1, 1, "")
+	for _, u := range []chan *ide.Context{updates, u2} {
+		for {
+			v := waitFor(t, u, "context on both clients")
+			if v != nil && v.WorkspaceState != nil && len(v.WorkspaceState.OpenFiles) > 0 && v.WorkspaceState.OpenFiles[0].Path == g {
+				break
+			}
+		}
+	}
+	other := filepath.Join(p.ws, "y.go")
+	go func() { o, err := c2.OpenDiff(ctx, other, "from c2"); res <- o; errs <- err }()
+	waitDiff(t, p.ed)
+	if content, ok, err := c.CloseDiff(ctx, filepath.Join(p.ws, "none.go")); ok || err != nil {
+		t.Errorf("c1's closeDiff while c2 waits: %q %v %v", content, ok, err)
+	}
+	p.ed.Accept(other, "from c2, accepted")
+	if o := waitFor(t, res, "c2 accept"); !o.Accepted || o.Content != "from c2, accepted" {
+		t.Errorf("c2 outcome %+v", o)
+	}
+	<-errs
+	return c2
+}
+
+// checkCompanionGone kills the companion while a diff waits: the
+// pending call fails, and both clients notice.
+func checkCompanionGone(t *testing.T, c, c2 *Client, p *procEnv, target string) {
+	t.Helper()
+	errs := make(chan error, 1)
+	// The companion goes away: both clients notice.
+	states := make(chan State, 4)
+	c.OnStateChange(func(s State) { states <- s })
+	go func() { _, err := c.OpenDiff(context.Background(), target, "pending"); errs <- err }()
+	waitDiff(t, p.ed)
+	p.ed.Kill()
+	if s := waitFor(t, states, "disconnected"); s.Status != Disconnected {
+		t.Errorf("state %+v", s)
+	}
+	if err := waitFor(t, errs, "pending diff"); !errors.Is(err, ErrDisconnected) {
+		t.Errorf("pending diff: %v", err)
+	}
+	select {
+	case <-c2.Done():
+	case <-time.After(30 * time.Second):
+		t.Error("second client did not notice")
+	}
+	if !strings.Contains(c.State().Details, "lost") {
+		t.Errorf("details %q", c.State().Details)
 	}
 }

@@ -22,12 +22,7 @@ func TestChoiceParityWithRealCLI(t *testing.T) {
 	node, _ := stdioCompanion(t) // checks node and interop/node_modules
 	root := t.TempDir()
 	dir := filepath.Join(root, "gemini", "ide")
-	mk := func(p string) string {
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	mk := func(p string) string { return mkdirAll(t, p) }
 	mk(dir)
 	ws1, ws2 := mk(filepath.Join(root, "ws1")), mk(filepath.Join(root, "ws2"))
 	sub := mk(filepath.Join(ws1, "deep", "er"))
@@ -57,13 +52,7 @@ func TestChoiceParityWithRealCLI(t *testing.T) {
 		}
 	}
 
-	type tc struct {
-		TMPDIR  string `json:"tmpdir"`
-		PID     int    `json:"pid"`
-		Cwd     string `json:"cwd"`
-		EnvPort string `json:"envPort,omitempty"`
-	}
-	cases := []tc{
+	cases := []geminiParityCase{
 		{root, 1, sub, ""},        // several valid: alive first
 		{root, dead + 5, ws1, ""}, // pid match first
 		{root, 1, ws1, "3001"},    // env port tie-break
@@ -75,61 +64,13 @@ func TestChoiceParityWithRealCLI(t *testing.T) {
 		{root, dead + 9, outside, ""},
 		{filepath.Join(root, "empty"), 1, ws1, ""}, // no directory
 	}
-	in, _ := json.Marshal(cases)
-	cmd := exec.Command(node, filepath.Join(gemkittest.RepoRoot(t), "interop", "choose-parity.mjs"))
-	cmd.Stdin = strings.NewReader(string(in))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.String())
-	}
-	line, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "PARITY ")
-	if !ok {
-		t.Fatalf("no result: %s\n%s", out, stderr.String())
-	}
-	var real []struct {
-		Port          any     `json:"port"`
-		WorkspacePath *string `json:"workspacePath"`
-		Valid         bool    `json:"valid"`
-		Error         *string `json:"error"`
-	}
+	line := runParity(t, node, filepath.Join(gemkittest.RepoRoot(t), "interop", "choose-parity.mjs"), cases)
+	var real []geminiParityResult
 	if err := json.Unmarshal([]byte(line), &real); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range cases {
-		ch, _ := discovery.Choose(discovery.ChooseOptions{Dir: filepath.Join(c.TMPDIR, "gemini", "ide"), IDEPID: c.PID, Cwd: c.Cwd,
-			Getenv: func(k string) string {
-				if k == "GEMINI_CLI_IDE_SERVER_PORT" {
-					return c.EnvPort
-				}
-				return ""
-			}})
-		var port any
-		var wp *string
-		if ch != nil && ch.Chosen != nil {
-			port = json.RawMessage(ch.Chosen.Contents.Raw["port"])
-			wp = ch.Chosen.Contents.WorkspacePath
-		}
-		gotPort, _ := json.Marshal(port)
-		wantPort, _ := json.Marshal(real[i].Port)
-		t.Logf("case %d: port %s", i, wantPort)
-		if string(gotPort) != string(wantPort) {
-			t.Errorf("case %d %+v: we chose port %s, the real CLI %s", i, c, gotPort, wantPort)
-			continue
-		}
-		err := discovery.ValidateWorkspace(wp, c.Cwd)
-		gotErr := ""
-		if err != nil {
-			gotErr = err.Error()
-		}
-		wantErr := ""
-		if real[i].Error != nil {
-			wantErr = *real[i].Error
-		}
-		if gotErr != wantErr || (err == nil) != real[i].Valid {
-			t.Errorf("case %d %+v: workspace check\n ours: %q\n real: %q", i, c, gotErr, wantErr)
-		}
+		checkGeminiChoice(t, i, c, real[i])
 	}
 }
 
@@ -142,12 +83,7 @@ func TestChoiceParityWithRealCLI(t *testing.T) {
 func TestQwenChoiceParityWithRealCLI(t *testing.T) {
 	node, interop := gemkittest.Interop(t, "@qwen-code/qwen-code")
 	root := t.TempDir()
-	mk := func(p string) string {
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	mk := func(p string) string { return mkdirAll(t, p) }
 	home, tmp := mk(filepath.Join(root, "qwen")), mk(filepath.Join(root, "tmp"))
 	dir := mk(filepath.Join(home, "ide"))
 	ws1, ws2, outside := mk(filepath.Join(root, "ws1")), mk(filepath.Join(root, "ws2")), mk(filepath.Join(root, "outside"))
@@ -182,14 +118,7 @@ func TestQwenChoiceParityWithRealCLI(t *testing.T) {
 	write(dir, "3007.lock", `not json`, 0)
 	write(tmp, discovery.QwenLegacyFileName("4242"), fmt.Sprintf(`{"port":3008,"workspacePath":%q}`, outside), 0)
 
-	type tc struct {
-		QwenHome string `json:"qwenHome"`
-		TMPDIR   string `json:"tmpdir"`
-		PID      int    `json:"pid"`
-		Cwd      string `json:"cwd"`
-		EnvPort  string `json:"envPort,omitempty"`
-	}
-	cases := []tc{
+	cases := []qwenParityCase{
 		{home, tmp, 0, sub, ""},        // newest live file holding the cwd
 		{home, tmp, 0, ws1, "3001"},    // the port variable's file
 		{home, tmp, 0, ws2, "3001"},    // the port variable's file is for another folder
@@ -200,61 +129,14 @@ func TestQwenChoiceParityWithRealCLI(t *testing.T) {
 		{home, tmp, 0, ws1, "70000"},   // not a port
 		{filepath.Join(root, "none"), tmp, 0, ws1, ""},
 	}
-	type result struct {
-		Port     *int    `json:"port"`
-		Rejected []int   `json:"rejected"`
-		Error    *string `json:"error"`
-	}
-	var ours []result
-	stale := map[string]bool{}
-	for _, c := range cases {
-		ch, err := discovery.ChooseQwen(discovery.QwenChooseOptions{Dir: filepath.Join(c.QwenHome, "ide"), TempDir: c.TMPDIR, IDEPID: c.PID, Cwd: c.Cwd,
-			Getenv: func(k string) string {
-				if k == "QWEN_CODE_IDE_SERVER_PORT" {
-					return c.EnvPort
-				}
-				return ""
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := result{Rejected: ch.Rejected}
-		if ch.Chosen != nil {
-			p := ch.Chosen.Port
-			r.Port = &p
-			if wp := ch.Chosen.Contents.WorkspacePath; wp != nil {
-				if err := discovery.ValidateQwenWorkspace(wp, c.Cwd); err != nil {
-					s := err.Error()
-					r.Error = &s
-				}
-			}
-		}
-		for _, cand := range ch.Candidates {
-			if cand.Stale != "" {
-				stale[cand.Name] = true
-			}
-		}
-		ours = append(ours, r)
-	}
+	ours, stale := chooseQwenCases(t, cases)
 
-	in, _ := json.Marshal(cases)
-	cmd := exec.Command(node, filepath.Join(interop, "qwen-choose-parity.mjs"))
-	cmd.Stdin = strings.NewReader(string(in))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.String())
-	}
-	line, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "PARITY ")
-	if !ok {
-		t.Fatalf("no result: %s\n%s", out, stderr.String())
-	}
-	var real []result
+	line := runParity(t, node, filepath.Join(interop, "qwen-choose-parity.mjs"), cases)
+	var real []qwenParityResult
 	if err := json.Unmarshal([]byte(line), &real); err != nil {
 		t.Fatal(err)
 	}
-	show := func(r result) string {
+	show := func(r qwenParityResult) string {
 		b, _ := json.Marshal(r)
 		return strings.ReplaceAll(string(b), `"rejected":null`, `"rejected":[]`)
 	}
@@ -273,4 +155,146 @@ func TestQwenChoiceParityWithRealCLI(t *testing.T) {
 			t.Errorf("%s: Qwen Code deleted it: %v; we marked it stale: %v", name, gone, stale[name])
 		}
 	}
+}
+
+// geminiParityCase is one question put to both choosers: the temp
+// folder that holds gemini/ide, the IDE's pid, the working directory
+// and GEMINI_CLI_IDE_SERVER_PORT.
+type geminiParityCase struct {
+	TMPDIR  string `json:"tmpdir"`
+	PID     int    `json:"pid"`
+	Cwd     string `json:"cwd"`
+	EnvPort string `json:"envPort,omitempty"`
+}
+
+// geminiParityResult is what interop/choose-parity.mjs reports the real
+// CLI chose for a case.
+type geminiParityResult struct {
+	Port          any     `json:"port"`
+	WorkspacePath *string `json:"workspacePath"`
+	Valid         bool    `json:"valid"`
+	Error         *string `json:"error"`
+}
+
+// qwenParityCase is one question put to both of Qwen Code's choosers.
+type qwenParityCase struct {
+	QwenHome string `json:"qwenHome"`
+	TMPDIR   string `json:"tmpdir"`
+	PID      int    `json:"pid"`
+	Cwd      string `json:"cwd"`
+	EnvPort  string `json:"envPort,omitempty"`
+}
+
+// qwenParityResult is a choice in the shape both sides print it, so the
+// two compare as JSON.
+type qwenParityResult struct {
+	Port     *int    `json:"port"`
+	Rejected []int   `json:"rejected"`
+	Error    *string `json:"error"`
+}
+
+// mkdirAll makes the folder p for a fixture and returns it.
+func mkdirAll(t *testing.T, p string) string {
+	t.Helper()
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runParity hands the cases as JSON to a node script that runs the real
+// CLI's chooser and returns the JSON it prints after "PARITY ".
+func runParity(t *testing.T, node, script string, cases any) string {
+	t.Helper()
+	in, _ := json.Marshal(cases)
+	cmd := exec.Command(node, script)
+	cmd.Stdin = strings.NewReader(string(in))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "PARITY ")
+	if !ok {
+		t.Fatalf("no result: %s\n%s", out, stderr.String())
+	}
+	return line
+}
+
+// checkGeminiChoice asks our chooser case c and compares its port and
+// its workspace check's words with the real CLI's.
+func checkGeminiChoice(t *testing.T, i int, c geminiParityCase, real geminiParityResult) {
+	t.Helper()
+	ch, _ := discovery.Choose(discovery.ChooseOptions{Dir: filepath.Join(c.TMPDIR, "gemini", "ide"), IDEPID: c.PID, Cwd: c.Cwd,
+		Getenv: func(k string) string {
+			if k == "GEMINI_CLI_IDE_SERVER_PORT" {
+				return c.EnvPort
+			}
+			return ""
+		}})
+	var port any
+	var wp *string
+	if ch != nil && ch.Chosen != nil {
+		port = json.RawMessage(ch.Chosen.Contents.Raw["port"])
+		wp = ch.Chosen.Contents.WorkspacePath
+	}
+	gotPort, _ := json.Marshal(port)
+	wantPort, _ := json.Marshal(real.Port)
+	t.Logf("case %d: port %s", i, wantPort)
+	if string(gotPort) != string(wantPort) {
+		t.Errorf("case %d %+v: we chose port %s, the real CLI %s", i, c, gotPort, wantPort)
+		return
+	}
+	err := discovery.ValidateWorkspace(wp, c.Cwd)
+	gotErr := ""
+	if err != nil {
+		gotErr = err.Error()
+	}
+	wantErr := ""
+	if real.Error != nil {
+		wantErr = *real.Error
+	}
+	if gotErr != wantErr || (err == nil) != real.Valid {
+		t.Errorf("case %d %+v: workspace check\n ours: %q\n real: %q", i, c, gotErr, wantErr)
+	}
+}
+
+// chooseQwenCases asks our Qwen Code chooser every case and returns its
+// choices in the shape the real one prints, and the names of the files
+// it marked stale.
+func chooseQwenCases(t *testing.T, cases []qwenParityCase) ([]qwenParityResult, map[string]bool) {
+	t.Helper()
+	var ours []qwenParityResult
+	stale := map[string]bool{}
+	for _, c := range cases {
+		ch, err := discovery.ChooseQwen(discovery.QwenChooseOptions{Dir: filepath.Join(c.QwenHome, "ide"), TempDir: c.TMPDIR, IDEPID: c.PID, Cwd: c.Cwd,
+			Getenv: func(k string) string {
+				if k == "QWEN_CODE_IDE_SERVER_PORT" {
+					return c.EnvPort
+				}
+				return ""
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := qwenParityResult{Rejected: ch.Rejected}
+		if ch.Chosen != nil {
+			p := ch.Chosen.Port
+			r.Port = &p
+			if wp := ch.Chosen.Contents.WorkspacePath; wp != nil {
+				if err := discovery.ValidateQwenWorkspace(wp, c.Cwd); err != nil {
+					s := err.Error()
+					r.Error = &s
+				}
+			}
+		}
+		for _, cand := range ch.Candidates {
+			if cand.Stale != "" {
+				stale[cand.Name] = true
+			}
+		}
+		ours = append(ours, r)
+	}
+	return ours, stale
 }

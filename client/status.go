@@ -350,26 +350,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		add(name, "error", "cannot be used: "+c.Err.Error(), "restart the companion so it rewrites the file, or delete "+c.Path)
 		return
 	}
-	if c.Mode&0o077 != 0 {
-		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shell.Quote(c.Path)+" (and fix the companion to write it 0600)")
-	}
-	if c.Legacy {
-		add(name, "warning", "legacy file name without a port; the CLI reads it first for this IDE pid", "update the companion")
-	}
-	var mm *discovery.MismatchError
-	switch {
-	case c.Workspace == nil:
-	case errors.As(c.Workspace, &mm):
-		sev := SeverityWarning
-		if chosen {
-			sev = SeverityError
-		}
-		add(name, sev, "the current directory "+p.Cwd+" is outside this editor's workspace", "run the CLI from one of: "+strings.Join(mm.Folders, ", ")+" (or open this folder in the editor)")
-	case errors.Is(c.Workspace, discovery.ErrEmptyWorkspace):
-		add(name, "error", "the editor has no folder open", "open a workspace folder in the editor")
-	case errors.Is(c.Workspace, discovery.ErrNoWorkspace):
-		add(name, "error", "the file has no workspacePath", "update the companion; "+ide.EnvWorkspacePath+" is the only fallback")
-	}
+	doctorFileShape(c, chosen, p, add)
 	cfg := c.Contents
 	if cfg.Port == 0 && cfg.Stdio == nil {
 		add(name, "error", "the file names neither a port nor a stdio command", "restart the companion")
@@ -399,6 +380,49 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if stop, stale := doctorPortOpen(dctx, c, host, add); stop {
+		return stale
+	}
+	if !c.Alive && !c.Legacy { // a legacy file is read for its pid whatever the order
+		add(name, "warning", fmt.Sprintf("pid %d in the name is not running, yet something answers on port %d: the file is not named after the live editor, so the CLI ranks it after the files of running editors", c.PID, cfg.Port), "make the companion name the file after the editor's pid (gemkit ide serve --ide-pid)")
+	}
+	return doctorHandshake(dctx, c, ep, o, add)
+}
+
+// doctorFileShape reports what the file says of itself before anything
+// is dialled: a token others can read, a legacy name, and a workspace
+// that does not hold the current directory (an error only for the file
+// the CLI would choose).
+func doctorFileShape(c *discovery.Candidate, chosen bool, p *Plan, add addFinding) {
+	name := c.Name
+	if c.Mode&0o077 != 0 {
+		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shell.Quote(c.Path)+" (and fix the companion to write it 0600)")
+	}
+	if c.Legacy {
+		add(name, "warning", "legacy file name without a port; the CLI reads it first for this IDE pid", "update the companion")
+	}
+	var mm *discovery.MismatchError
+	switch {
+	case c.Workspace == nil:
+	case errors.As(c.Workspace, &mm):
+		sev := SeverityWarning
+		if chosen {
+			sev = SeverityError
+		}
+		add(name, sev, "the current directory "+p.Cwd+" is outside this editor's workspace", "run the CLI from one of: "+strings.Join(mm.Folders, ", ")+" (or open this folder in the editor)")
+	case errors.Is(c.Workspace, discovery.ErrEmptyWorkspace):
+		add(name, "error", "the editor has no folder open", "open a workspace folder in the editor")
+	case errors.Is(c.Workspace, discovery.ErrNoWorkspace):
+		add(name, "error", "the file has no workspacePath", "update the companion; "+ide.EnvWorkspacePath+" is the only fallback")
+	}
+}
+
+// doctorPortOpen dials the file's port once, as the CLI would, and
+// reports a port that cannot be resolved or is closed. stop says the
+// file's findings are complete; gone says the file is stale or its
+// companion stopped.
+func doctorPortOpen(dctx context.Context, c *discovery.Candidate, host string, add addFinding) (stop, gone bool) {
+	name, cfg := c.Name, c.Contents
 	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
 	var dnsErr *net.DNSError
 	switch {
@@ -410,27 +434,31 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		// the shell it runs in, which outlives a killed companion).
 		if !c.Alive {
 			add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d of this machine, so the file's stdio command has nothing to reach", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
-			return true
+			return true, true
 		}
 		add(name, "error", fmt.Sprintf("port %d is closed on 127.0.0.1, where the file's stdio command relays: the companion of pid %d no longer serves", cfg.Port, c.PID), restartFix(c.Path))
-		return true
+		return true, true
 	case errors.As(err, &dnsErr) && cfg.Stdio != nil:
 		add(name, "ok", fmt.Sprintf("%s cannot be resolved, so the CLI cannot dial port %d; it then starts the file's stdio command", host, cfg.Port), "")
-		return
+		return true, false
 	case errors.As(err, &dnsErr):
 		add(name, "error", fmt.Sprintf("%s cannot be resolved, so port %d cannot be dialled", host, cfg.Port), containerFix)
-		return
+		return true, false
 	case err != nil && !c.Alive:
 		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
-		return true
+		return true, true
 	case err != nil:
 		add(name, "error", fmt.Sprintf("port %d is closed on %s: the companion of pid %d no longer serves", cfg.Port, host, c.PID), restartFix(c.Path))
-		return true
+		return true, true
 	}
 	conn.Close()
-	if !c.Alive && !c.Legacy { // a legacy file is read for its pid whatever the order
-		add(name, "warning", fmt.Sprintf("pid %d in the name is not running, yet something answers on port %d: the file is not named after the live editor, so the CLI ranks it after the files of running editors", c.PID, cfg.Port), "make the companion name the file after the editor's pid (gemkit ide serve --ide-pid)")
-	}
+	return false, false
+}
+
+// doctorHandshake connects as the CLI does and reports a refused token,
+// a refused Host or Origin, or a companion that cannot show diffs.
+func doctorHandshake(dctx context.Context, c *discovery.Candidate, ep Endpoint, o Options, add addFinding) (gone bool) {
+	name, cfg := c.Name, c.Contents
 	cl, err := Dial(dctx, ep, o)
 	if err != nil {
 		var de *DialError

@@ -23,49 +23,43 @@ func TestOpenFilesRules(t *testing.T) {
 		f[i] = writeFile(t, dir, fmt.Sprintf("f%02d.txt", i), "x")
 	}
 	missing := filepath.Join(dir, "not-on-disk.txt")
-	type want struct {
-		path   string
-		active bool
-		cursor *ide.Cursor
-		sel    string
-	}
 	tests := []struct {
 		name   string
 		events func(o *openFiles)
-		want   []want
+		want   []openFileWant
 	}{
 		{"nothing open", func(o *openFiles) {}, nil},
 		{"focus makes the newest file active", func(o *openFiles) {
 			o.focus(f[0], cur(1, 1), "a")
 			o.focus(f[1], cur(2, 3), "b")
-		}, []want{{f[1], true, cur(2, 3), "b"}, {f[0], false, nil, ""}}},
+		}, []openFileWant{{f[1], true, cur(2, 3), "b"}, {f[0], false, nil, ""}}},
 		{"refocus moves to the front", func(o *openFiles) {
 			o.focus(f[0], nil, "")
 			o.focus(f[1], nil, "")
 			o.focus(f[0], cur(4, 4), "")
-		}, []want{{f[0], true, cur(4, 4), ""}, {f[1], false, nil, ""}}},
+		}, []openFileWant{{f[0], true, cur(4, 4), ""}, {f[1], false, nil, ""}}},
 		{"files not on disk are ignored", func(o *openFiles) {
 			o.focus(f[0], nil, "")
 			o.focus(missing, cur(1, 1), "")
 			o.focus("relative.txt", nil, "")
 			o.focus(dir, nil, "")
-		}, []want{{f[0], true, nil, ""}}},
+		}, []openFileWant{{f[0], true, nil, ""}}},
 		{"selection updates the active file", func(o *openFiles) {
 			o.focus(f[0], nil, "")
 			o.selection(f[0], ide.Cursor{Line: 7, Character: 2}, "sel")
-		}, []want{{f[0], true, cur(7, 2), "sel"}}},
+		}, []openFileWant{{f[0], true, cur(7, 2), "sel"}}},
 		{"selection in another file focuses it", func(o *openFiles) {
 			o.focus(f[0], cur(1, 1), "old")
 			o.selection(f[1], ide.Cursor{Line: 2, Character: 2}, "")
-		}, []want{{f[1], true, cur(2, 2), ""}, {f[0], false, nil, ""}}},
+		}, []openFileWant{{f[1], true, cur(2, 2), ""}, {f[0], false, nil, ""}}},
 		{"at most ten files", func(o *openFiles) {
 			for _, p := range f {
 				o.focus(p, nil, "")
 			}
-		}, func() []want {
-			var w []want
+		}, func() []openFileWant {
+			var w []openFileWant
 			for i := 11; i >= 2; i-- {
-				w = append(w, want{f[i], i == 11, nil, ""})
+				w = append(w, openFileWant{f[i], i == 11, nil, ""})
 			}
 			return w
 		}()},
@@ -75,22 +69,22 @@ func TestOpenFilesRules(t *testing.T) {
 			o.focus(f[2], nil, "")
 			o.remove(f[1])
 			o.remove(f[2])
-		}, []want{{f[0], false, nil, ""}}},
+		}, []openFileWant{{f[0], false, nil, ""}}},
 		{"rename keeps place and state", func(o *openFiles) {
 			o.focus(f[0], nil, "")
 			o.focus(f[1], cur(3, 3), "s")
 			o.rename(f[1], f[5])
-		}, []want{{f[5], true, cur(3, 3), "s"}, {f[0], false, nil, ""}}},
+		}, []openFileWant{{f[5], true, cur(3, 3), "s"}, {f[0], false, nil, ""}}},
 		{"rename onto an open file", func(o *openFiles) {
 			o.focus(f[0], nil, "")
 			o.focus(f[1], nil, "")
 			o.rename(f[1], f[0])
-		}, []want{{f[0], true, nil, ""}}},
+		}, []openFileWant{{f[0], true, nil, ""}}},
 		{"rename to a path not yet on disk (save as) keeps the file", func(o *openFiles) {
 			o.focus(f[0], nil, "")
 			o.focus(f[1], cur(3, 3), "s")
 			o.rename(f[1], missing)
-		}, []want{{missing, true, cur(3, 3), "s"}, {f[0], false, nil, ""}}},
+		}, []openFileWant{{missing, true, cur(3, 3), "s"}, {f[0], false, nil, ""}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,24 +95,40 @@ func TestOpenFilesRules(t *testing.T) {
 			if got == nil {
 				t.Fatal("openFiles is nil; it must be an empty list")
 			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d files, want %d: %+v", len(got), len(tt.want), got)
-			}
-			var last int64 = 1 << 62
-			for i, w := range tt.want {
-				g := got[i]
-				if g.Path != w.path || g.IsActive != w.active || g.SelectedText != w.sel || fmt.Sprint(g.Cursor) != fmt.Sprint(w.cursor) {
-					t.Fatalf("file %d: got %+v (cursor %v), want %+v", i, g, g.Cursor, w)
-				}
-				if g.Timestamp >= last {
-					t.Fatalf("timestamps not strictly newest first: %d then %d", last, g.Timestamp)
-				}
-				last = g.Timestamp
-				if now := time.Now().UnixMilli(); g.Timestamp > now+1000 || g.Timestamp < now-60_000 {
-					t.Fatalf("timestamp %d is not milliseconds since the epoch", g.Timestamp)
-				}
-			}
+			checkOpenFiles(t, got, tt.want)
 		})
+	}
+}
+
+// openFileWant is a file TestOpenFilesRules expects in the context.
+type openFileWant struct {
+	path   string
+	active bool
+	cursor *ide.Cursor
+	sel    string
+}
+
+// checkOpenFiles compares the context's open files with want, in order,
+// and checks their timestamps are milliseconds since the epoch, newest
+// first and never equal.
+func checkOpenFiles(t *testing.T, got []ide.File, want []openFileWant) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d files, want %d: %+v", len(got), len(want), got)
+	}
+	var last int64 = 1 << 62
+	for i, w := range want {
+		g := got[i]
+		if g.Path != w.path || g.IsActive != w.active || g.SelectedText != w.sel || fmt.Sprint(g.Cursor) != fmt.Sprint(w.cursor) {
+			t.Fatalf("file %d: got %+v (cursor %v), want %+v", i, g, g.Cursor, w)
+		}
+		if g.Timestamp >= last {
+			t.Fatalf("timestamps not strictly newest first: %d then %d", last, g.Timestamp)
+		}
+		last = g.Timestamp
+		if now := time.Now().UnixMilli(); g.Timestamp > now+1000 || g.Timestamp < now-60_000 {
+			t.Fatalf("timestamp %d is not milliseconds since the epoch", g.Timestamp)
+		}
 	}
 }
 

@@ -205,24 +205,7 @@ func TestWriteFile(t *testing.T) {
 	outside := t.TempDir()
 	ed := newFakeEditor()
 	srv := startServer(t, Config{Workspace: []string{ws}, Editor: ed})
-	existing := writeFile(t, ws, "exists.sh", "old")
-	if err := os.Chmod(existing, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	target := writeFile(t, ws, "target.txt", "old")
-	if err := os.Symlink(target, filepath.Join(ws, "link-inside.txt")); err != nil {
-		t.Fatal(err)
-	}
-	secret := writeFile(t, outside, "secret.txt", "secret")
-	if err := os.Symlink(secret, filepath.Join(ws, "link-out.txt")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(ws, "dir-out")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(ws, "subdir"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	existing, target, secret := writeFileFixture(t, ws, outside)
 
 	tests := []struct {
 		name     string
@@ -264,14 +247,7 @@ func TestWriteFile(t *testing.T) {
 					t.Fatalf("refusal without a clear error: %s", body)
 				}
 				if strings.Contains(tt.name, "latin-1") || strings.Contains(tt.name, "surrogate") {
-					if !strings.Contains(m["error"], "UTF") {
-						t.Fatalf("refusal does not say why: %s", body)
-					}
-					for _, f := range []string{"latin1.txt", "surrogate.txt"} {
-						if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
-							t.Fatalf("refused, yet %s was written", f)
-						}
-					}
+					checkNotUTF8Refusal(t, ws, m["error"], body)
 				}
 				return
 			}
@@ -308,6 +284,47 @@ func TestWriteFile(t *testing.T) {
 	defer ed.mu.Unlock()
 	if len(ed.written) != 5 || ed.written[0] != filepath.Join(ws, "new.txt") {
 		t.Fatalf("editor told about %v", ed.written)
+	}
+}
+
+// writeFileFixture lays out what TestWriteFile writes to and through: an
+// executable file, a file with a symlink to it inside the workspace, a
+// secret outside with a symlink to it, a symlink to the outside folder,
+// and a subfolder.
+func writeFileFixture(t *testing.T, ws, outside string) (existing, target, secret string) {
+	t.Helper()
+	existing = writeFile(t, ws, "exists.sh", "old")
+	if err := os.Chmod(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target = writeFile(t, ws, "target.txt", "old")
+	if err := os.Symlink(target, filepath.Join(ws, "link-inside.txt")); err != nil {
+		t.Fatal(err)
+	}
+	secret = writeFile(t, outside, "secret.txt", "secret")
+	if err := os.Symlink(secret, filepath.Join(ws, "link-out.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "dir-out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "subdir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return existing, target, secret
+}
+
+// checkNotUTF8Refusal checks that content that is not UTF-8 is refused
+// with words that say so, and that neither such file was written.
+func checkNotUTF8Refusal(t *testing.T, ws, errText string, body []byte) {
+	t.Helper()
+	if !strings.Contains(errText, "UTF") {
+		t.Fatalf("refusal does not say why: %s", body)
+	}
+	for _, f := range []string{"latin1.txt", "surrogate.txt"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+			t.Fatalf("refused, yet %s was written", f)
+		}
 	}
 }
 

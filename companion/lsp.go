@@ -137,12 +137,7 @@ func (s *Server) lspCall(ctx context.Context, method string, raw json.RawMessage
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
-	decode := func(v any) error {
-		if err := json.Unmarshal(raw, v); err != nil {
-			return jsonrpc.InvalidParams(method, jsonrpc.Problem(err))
-		}
-		return nil
-	}
+	decode := func(v any) error { return decodeLSPParams(method, raw, v) }
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.EditorTimeout)
 	defer cancel()
 	switch method {
@@ -167,31 +162,7 @@ func (s *Server) lspCall(ctx context.Context, method string, raw json.RawMessage
 		if err := decode(&p); err != nil {
 			return nil, err
 		}
-		if err := s.lspPath(method, "path", p.Path, true); err != nil {
-			return nil, err
-		}
-		if !ide.IsLSPMethod(p.Method) {
-			return nil, jsonrpc.InvalidParams(method, fmt.Sprintf("method %q is not one lsp/request may carry: only questions that change nothing (%s)", p.Method, strings.Join(ide.LSPMethods, ", ")))
-		}
-		if t := bytes.TrimSpace(p.Params); len(t) == 0 || t[0] != '{' {
-			return nil, jsonrpc.InvalidParams(method, "params must be the LSP request's params object")
-		}
-		limit := int((s.cfg.EditorTimeout - time.Second) / time.Millisecond)
-		limit = min(max(limit, 1), ide.MaxLSPTimeout)
-		if p.Timeout <= 0 || p.Timeout > limit {
-			p.Timeout = limit
-		}
-		res, err := le.LSPRequest(ctx, p)
-		if err != nil {
-			return nil, s.editorErr(method, err)
-		}
-		if res.Clients == nil {
-			res.Clients = []string{}
-		}
-		if res.Answers == nil {
-			res.Answers = []ide.LSPAnswer{}
-		}
-		return res, nil
+		return s.lspRequest(ctx, le, method, p)
 	case ide.MethodLSPChanged:
 		var p ide.LSPChangedParams
 		if err := decode(&p); err != nil {
@@ -227,18 +198,65 @@ func (s *Server) lspCall(ctx context.Context, method string, raw json.RawMessage
 		if err := decode(&p); err != nil {
 			return nil, err
 		}
-		if err := s.lspPath(method, "path", p.Path, true); err != nil {
-			return nil, err
-		}
-		settle := time.Duration(min(max(p.Settle, 0), ide.MaxLSPTimeout)) * time.Millisecond
-		settle = min(settle, s.cfg.EditorTimeout-time.Second)
-		files, err := le.SettledDiagnostics(ctx, p.Path, settle)
-		if err != nil {
-			return nil, s.editorErr(method, err)
-		}
-		return map[string]any{"files": s.keepDiagnostics(files, p.Path)}, nil
+		return s.diagnostics(ctx, le, method, p)
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method}
+}
+
+// decodeLSPParams reads a call's params into v; what does not fit is
+// the caller's invalid params.
+func decodeLSPParams(method string, raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return jsonrpc.InvalidParams(method, jsonrpc.Problem(err))
+	}
+	return nil
+}
+
+// lspRequest passes one read-only LSP question to the editor's language
+// clients, its wait capped below the editor timeout so the answer comes
+// back before the call gives up.
+func (s *Server) lspRequest(ctx context.Context, le LanguageEditor, method string, p ide.LSPRequestParams) (any, error) {
+	if err := s.lspPath(method, "path", p.Path, true); err != nil {
+		return nil, err
+	}
+	if !ide.IsLSPMethod(p.Method) {
+		return nil, jsonrpc.InvalidParams(method, fmt.Sprintf("method %q is not one lsp/request may carry: only questions that change nothing (%s)", p.Method, strings.Join(ide.LSPMethods, ", ")))
+	}
+	if t := bytes.TrimSpace(p.Params); len(t) == 0 || t[0] != '{' {
+		return nil, jsonrpc.InvalidParams(method, "params must be the LSP request's params object")
+	}
+	limit := int((s.cfg.EditorTimeout - time.Second) / time.Millisecond)
+	limit = min(max(limit, 1), ide.MaxLSPTimeout)
+	if p.Timeout <= 0 || p.Timeout > limit {
+		p.Timeout = limit
+	}
+	res, err := le.LSPRequest(ctx, p)
+	if err != nil {
+		return nil, s.editorErr(method, err)
+	}
+	if res.Clients == nil {
+		res.Clients = []string{}
+	}
+	if res.Answers == nil {
+		res.Answers = []ide.LSPAnswer{}
+	}
+	return res, nil
+}
+
+// diagnostics waits, at most the editor timeout less a second, for the
+// editor's diagnostics of p.Path to settle, and keeps those the caller
+// may see.
+func (s *Server) diagnostics(ctx context.Context, le LanguageEditor, method string, p ide.DiagnosticsParams) (any, error) {
+	if err := s.lspPath(method, "path", p.Path, true); err != nil {
+		return nil, err
+	}
+	settle := time.Duration(min(max(p.Settle, 0), ide.MaxLSPTimeout)) * time.Millisecond
+	settle = min(settle, s.cfg.EditorTimeout-time.Second)
+	files, err := le.SettledDiagnostics(ctx, p.Path, settle)
+	if err != nil {
+		return nil, s.editorErr(method, err)
+	}
+	return map[string]any{"files": s.keepDiagnostics(files, p.Path)}, nil
 }
 
 // lspPath checks a path of a language request: absolute, and in a

@@ -198,61 +198,8 @@ type Server struct {
 // picks, and makes the secret token. The server answers requests only once
 // [Server.Serve] runs; the discovery file is written by Serve.
 func New(cfg Config) (*Server, error) {
-	if cfg.IDEInfo.Name == "" {
-		cfg.IDEInfo.Name = ide.DefaultIDEName
-	}
-	if cfg.IDEInfo.DisplayName == "" {
-		cfg.IDEInfo.DisplayName = ide.DefaultIDEDisplayName
-	}
-	if cfg.PID == 0 {
-		cfg.PID = os.Getppid()
-	}
-	if cfg.PID < 0 {
-		return nil, fmt.Errorf("companion: invalid editor pid %d", cfg.PID)
-	}
-	if cfg.WatchPID && !discovery.ProcessAlive(cfg.PID) {
-		return nil, fmt.Errorf("companion: editor process %d does not exist", cfg.PID)
-	}
-	if cfg.DiscoveryDir == "" {
-		cfg.DiscoveryDir = discovery.Dir()
-	}
-	if cfg.Version == "" {
-		cfg.Version = moduleVersion()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.EditorTimeout <= 0 {
-		cfg.EditorTimeout = 30 * time.Second
-	}
-	if cfg.PingInterval <= 0 {
-		cfg.PingInterval = 60 * time.Second
-	}
-	if cfg.SessionIdleTTL <= 0 {
-		cfg.SessionIdleTTL = 2 * time.Minute
-	}
-	if cfg.Debounce <= 0 {
-		cfg.Debounce = ide.ContextDebounce
-	}
-	if cfg.Claude && cfg.ClaudeLockDir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil && os.Getenv(ide.AgentClaude.HomeEnv) == "" {
-			return nil, fmt.Errorf("companion: where to put the Claude Code lock file: %w", err)
-		}
-		cfg.ClaudeLockDir = discovery.ClaudeLockDir(os.Getenv, home)
-	}
-	if cfg.Qwen && cfg.QwenLockDir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil && os.Getenv(ide.AgentQwen.HomeEnv) == "" {
-			return nil, fmt.Errorf("companion: where to put the Qwen Code lock file: %w", err)
-		}
-		cfg.QwenLockDir = discovery.QwenLockDir(os.Getenv, home)
-	}
-	if cfg.MaxOutbox <= 0 {
-		cfg.MaxOutbox = maxQueued
-	}
-	if cfg.MaxOutboxBytes <= 0 {
-		cfg.MaxOutboxBytes = maxQueuedBytes
+	if err := cfg.fillDefaults(); err != nil {
+		return nil, err
 	}
 	workspace, err := checkWorkspace(cfg.Workspace)
 	if err != nil {
@@ -301,6 +248,70 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// fillDefaults puts in what the caller left empty: the editor's pid and
+// names, the folders of the discovery and lock files, and the timers
+// and queue limits. An editor pid that cannot be watched, or a home
+// that cannot hold a lock file asked for, is an error.
+func (cfg *Config) fillDefaults() error {
+	if cfg.IDEInfo.Name == "" {
+		cfg.IDEInfo.Name = ide.DefaultIDEName
+	}
+	if cfg.IDEInfo.DisplayName == "" {
+		cfg.IDEInfo.DisplayName = ide.DefaultIDEDisplayName
+	}
+	if cfg.PID == 0 {
+		cfg.PID = os.Getppid()
+	}
+	if cfg.PID < 0 {
+		return fmt.Errorf("companion: invalid editor pid %d", cfg.PID)
+	}
+	if cfg.WatchPID && !discovery.ProcessAlive(cfg.PID) {
+		return fmt.Errorf("companion: editor process %d does not exist", cfg.PID)
+	}
+	if cfg.DiscoveryDir == "" {
+		cfg.DiscoveryDir = discovery.Dir()
+	}
+	if cfg.Version == "" {
+		cfg.Version = moduleVersion()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.EditorTimeout <= 0 {
+		cfg.EditorTimeout = 30 * time.Second
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = 60 * time.Second
+	}
+	if cfg.SessionIdleTTL <= 0 {
+		cfg.SessionIdleTTL = 2 * time.Minute
+	}
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = ide.ContextDebounce
+	}
+	if cfg.Claude && cfg.ClaudeLockDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil && os.Getenv(ide.AgentClaude.HomeEnv) == "" {
+			return fmt.Errorf("companion: where to put the Claude Code lock file: %w", err)
+		}
+		cfg.ClaudeLockDir = discovery.ClaudeLockDir(os.Getenv, home)
+	}
+	if cfg.Qwen && cfg.QwenLockDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil && os.Getenv(ide.AgentQwen.HomeEnv) == "" {
+			return fmt.Errorf("companion: where to put the Qwen Code lock file: %w", err)
+		}
+		cfg.QwenLockDir = discovery.QwenLockDir(os.Getenv, home)
+	}
+	if cfg.MaxOutbox <= 0 {
+		cfg.MaxOutbox = maxQueued
+	}
+	if cfg.MaxOutboxBytes <= 0 {
+		cfg.MaxOutboxBytes = maxQueuedBytes
+	}
+	return nil
 }
 
 // Port is the TCP port the server listens on.

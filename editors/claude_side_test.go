@@ -98,70 +98,13 @@ func (d *emacsDriver) SetWarning(t *testing.T, path string, line int, msg string
 // lock file in ~/.claude/ide, the token header, subprotocol mcp) and checks
 // the mention and getDiagnostics with the editor's own sources.
 func runClaudeSide(t *testing.T, h *harness, d claudeSide) {
-	lockDir := filepath.Join(h.home, ".claude", "ide")
-	var lock string
-	waitFor(t, "the Claude Code lock file", func() bool {
-		m, _ := filepath.Glob(filepath.Join(lockDir, "*.lock"))
-		if len(m) == 1 {
-			lock = m[0]
-		}
-		return lock != ""
-	})
-	data, err := os.ReadFile(lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var l struct {
-		AuthToken string `json:"authToken"`
-		IDEName   string `json:"ideName"`
-	}
-	if err := json.Unmarshal(data, &l); err != nil {
-		t.Fatal(err)
-	}
+	lock, token := readClaudeLock(t, h)
 	port := strings.TrimSuffix(filepath.Base(lock), ".lock")
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://127.0.0.1:"+port+"/", &websocket.DialOptions{
-		Subprotocols: []string{"mcp"}, HTTPHeader: http.Header{"X-Claude-Code-Ide-Authorization": {l.AuthToken}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
-	msgs := make(chan map[string]json.RawMessage, 100)
-	go func() {
-		for {
-			_, b, err := c.Read(context.Background())
-			if err != nil {
-				close(msgs)
-				return
-			}
-			var m map[string]json.RawMessage
-			if json.Unmarshal(b, &m) == nil {
-				msgs <- m
-			}
-		}
-	}()
-	send := func(s string) {
-		if err := c.Write(ctx, websocket.MessageText, []byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	next := func(what string, ok func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
-		t.Helper()
-		for {
-			select {
-			case m, open := <-msgs:
-				if !open {
-					t.Fatalf("connection closed waiting for %s", what)
-				}
-				if ok(m) {
-					return m
-				}
-			case <-ctx.Done():
-				t.Fatalf("no %s", what)
-			}
-		}
-	}
+	cc := dialClaudeIDE(ctx, t, port, token)
+	defer cc.c.CloseNow()
+	send, next := cc.send, cc.next
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.330"}}}`)
 	next("initialize result", func(m map[string]json.RawMessage) bool { return string(m["id"]) == "1" })
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -234,6 +177,92 @@ func runClaudeSide(t *testing.T, h *harness, d claudeSide) {
 	r := next("openDiff result", func(m map[string]json.RawMessage) bool { return string(m["id"]) == "3" })
 	if !strings.Contains(string(r["result"]), "DIFF_REJECTED") {
 		t.Errorf("openDiff rejected: %s", r["result"])
+	}
+}
+
+// readClaudeLock waits for the companion's one Claude Code lock file and
+// returns its path and token.
+func readClaudeLock(t *testing.T, h *harness) (lock, token string) {
+	t.Helper()
+	lockDir := filepath.Join(h.home, ".claude", "ide")
+	waitFor(t, "the Claude Code lock file", func() bool {
+		m, _ := filepath.Glob(filepath.Join(lockDir, "*.lock"))
+		if len(m) == 1 {
+			lock = m[0]
+		}
+		return lock != ""
+	})
+	data, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		AuthToken string `json:"authToken"`
+		IDEName   string `json:"ideName"`
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		t.Fatal(err)
+	}
+	return lock, l.AuthToken
+}
+
+// claudeIDE is a WebSocket connection to the companion's Claude Code
+// endpoint, as Claude Code makes it, with the messages it receives.
+type claudeIDE struct {
+	t    *testing.T
+	ctx  context.Context
+	c    *websocket.Conn
+	msgs chan map[string]json.RawMessage
+}
+
+// dialClaudeIDE connects to the endpoint on port with token, and reads
+// its messages into a channel until it closes.
+func dialClaudeIDE(ctx context.Context, t *testing.T, port, token string) *claudeIDE {
+	t.Helper()
+	c, _, err := websocket.Dial(ctx, "ws://127.0.0.1:"+port+"/", &websocket.DialOptions{
+		Subprotocols: []string{"mcp"}, HTTPHeader: http.Header{"X-Claude-Code-Ide-Authorization": {token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := make(chan map[string]json.RawMessage, 100)
+	go func() {
+		for {
+			_, b, err := c.Read(context.Background())
+			if err != nil {
+				close(msgs)
+				return
+			}
+			var m map[string]json.RawMessage
+			if json.Unmarshal(b, &m) == nil {
+				msgs <- m
+			}
+		}
+	}()
+	return &claudeIDE{t: t, ctx: ctx, c: c, msgs: msgs}
+}
+
+// send writes one JSON-RPC message.
+func (cc *claudeIDE) send(s string) {
+	if err := cc.c.Write(cc.ctx, websocket.MessageText, []byte(s)); err != nil {
+		cc.t.Fatal(err)
+	}
+}
+
+// next returns the first message ok accepts, dropping those before it.
+func (cc *claudeIDE) next(what string, ok func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
+	cc.t.Helper()
+	for {
+		select {
+		case m, open := <-cc.msgs:
+			if !open {
+				cc.t.Fatalf("connection closed waiting for %s", what)
+			}
+			if ok(m) {
+				return m
+			}
+		case <-cc.ctx.Done():
+			cc.t.Fatalf("no %s", what)
+		}
 	}
 }
 

@@ -231,39 +231,7 @@ func TestNeovimCodeIntel(t *testing.T) {
 				t.Errorf("definition of the unsaved function:\n%s", text)
 			}
 
-			// store.go is not open in Neovim: it is opened hidden, unlisted,
-			// and gopls answers for it; the use in main.go is on the line
-			// it has in the buffer, under the line typed there.
-			text = callTool(t, tools, codeintel.ToolReferences, `{"symbol":"Store.Total"}`)
-			if !strings.Contains(text, "16:38: fmt.Println(greet.Greet(\"world\"), s.Total())") || !strings.Contains(text, "30:17: func (s *Store) Total() int {") {
-				t.Errorf("references of Total:\n%s", text)
-			}
-			text = callTool(t, tools, codeintel.ToolSymbols, `{"file":"store/store.go"}`)
-			if !strings.Contains(text, "method") || !strings.Contains(text, "Add") {
-				t.Errorf("outline of store.go:\n%s", text)
-			}
-			hidden := d.lua(t, `local b = vim.fn.bufnr(...)
-return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo[b].buflisted, windows = #vim.fn.win_findbuf(b) })`, h.path("store/store.go"))
-			if m, _ := hidden.(map[string]any); m["loaded"] != true || m["listed"] != false || m["windows"] != float64(0) {
-				t.Errorf("store.go in Neovim: %v, want loaded, unlisted, in no window", hidden)
-			}
-			text = callTool(t, tools, codeintel.ToolHover, `{"symbol":"Store"}`)
-			if !strings.Contains(text, "Store holds items") {
-				t.Errorf("hover of Store:\n%s", text)
-			}
-			text = callTool(t, tools, codeintel.ToolCalls, `{"symbol":"Greet","direction":"incoming"}`)
-			if !strings.Contains(text, "function main at main.go:10:6") || !strings.Contains(text, `call at main.go:16:20: fmt.Println(greet.Greet("world"), s.Total())`) {
-				t.Errorf("callers of Greet:\n%s", text)
-			}
-			t.Logf("callers:\n%s", text)
-			text = callTool(t, tools, codeintel.ToolImplementations, `{"symbol":"Greeter"}`)
-			if !strings.Contains(text, "English") {
-				t.Errorf("implementations of Greeter:\n%s", text)
-			}
-			text = callTool(t, tools, codeintel.ToolTypeDefinition, `{"symbol":"Store.items"}`)
-			if !strings.Contains(text, "store/store.go:7:6: type Item struct") {
-				t.Errorf("type definition of Store.items:\n%s", text)
-			}
+			checkNeovimCodeQuestions(t, h, d, tools)
 
 			// A file an agent writes itself, not open in Neovim: Neovim's
 			// gopls hears of it (the plugin sends didChangeWatchedFiles).
@@ -287,31 +255,79 @@ return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo
 				t.Errorf("%d gopls run under Neovim, want 1", n)
 			}
 
-			// The real gemkit mcp, started in the workspace as an agent
-			// starts it, reports the same, and starts no server of its own.
-			mcp := startMCP(t, h)
-			text = mcp.tool(t, codeintel.ToolDiagnostics, `{"file":"main.go"}`)
-			if !strings.Contains(text, "main.go:14:2: error: undefined: undefinedThing") {
-				t.Errorf("gemkit mcp's diagnostics of the unsaved buffer:\n%s", text)
-			}
-			text = mcp.tool(t, codeintel.ToolDefinition, `{"symbol":"Farewell"}`)
-			if !strings.Contains(text, `greet/greet.go:24:6: func Farewell(name string) string { return "Bye, " + name }`) {
-				t.Errorf("gemkit mcp's definition of the unsaved function:\n%s", text)
-			}
-			if n := codeinteltest.Procs("gopls", h.ws); len(n) != 1 {
-				t.Errorf("%d gopls run in the workspace, want Neovim's alone", len(n))
-			}
-			if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
-				t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
-			}
-			// gemkit codeintel status says who answers.
-			status := exec.Command(gemkittest.Gemkit(t), "codeintel", "status")
-			status.Dir, status.Env = h.ws, h.env()
-			if out, err := status.CombinedOutput(); err != nil || !strings.Contains(string(out), "Neovim answers code questions first, with its language clients (gopls)") {
-				t.Errorf("gemkit codeintel status: %v\n%s", err, out)
-			}
+			checkGemkitMCPUsesNeovim(t, h)
 			noDeprecations(t, h)
 		})
+	}
+}
+
+// checkNeovimCodeQuestions asks the code questions about a file not
+// open in Neovim, which is opened hidden, and about the use in main.go
+// under the line typed there.
+func checkNeovimCodeQuestions(t *testing.T, h *harness, d *nvimDriver, tools *codeintel.Tools) {
+	t.Helper()
+	// store.go is not open in Neovim: it is opened hidden, unlisted,
+	// and gopls answers for it; the use in main.go is on the line
+	// it has in the buffer, under the line typed there.
+	text := callTool(t, tools, codeintel.ToolReferences, `{"symbol":"Store.Total"}`)
+	if !strings.Contains(text, "16:38: fmt.Println(greet.Greet(\"world\"), s.Total())") || !strings.Contains(text, "30:17: func (s *Store) Total() int {") {
+		t.Errorf("references of Total:\n%s", text)
+	}
+	text = callTool(t, tools, codeintel.ToolSymbols, `{"file":"store/store.go"}`)
+	if !strings.Contains(text, "method") || !strings.Contains(text, "Add") {
+		t.Errorf("outline of store.go:\n%s", text)
+	}
+	hidden := d.lua(t, `local b = vim.fn.bufnr(...)
+return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo[b].buflisted, windows = #vim.fn.win_findbuf(b) })`, h.path("store/store.go"))
+	if m, _ := hidden.(map[string]any); m["loaded"] != true || m["listed"] != false || m["windows"] != float64(0) {
+		t.Errorf("store.go in Neovim: %v, want loaded, unlisted, in no window", hidden)
+	}
+	text = callTool(t, tools, codeintel.ToolHover, `{"symbol":"Store"}`)
+	if !strings.Contains(text, "Store holds items") {
+		t.Errorf("hover of Store:\n%s", text)
+	}
+	text = callTool(t, tools, codeintel.ToolCalls, `{"symbol":"Greet","direction":"incoming"}`)
+	if !strings.Contains(text, "function main at main.go:10:6") || !strings.Contains(text, `call at main.go:16:20: fmt.Println(greet.Greet("world"), s.Total())`) {
+		t.Errorf("callers of Greet:\n%s", text)
+	}
+	t.Logf("callers:\n%s", text)
+	text = callTool(t, tools, codeintel.ToolImplementations, `{"symbol":"Greeter"}`)
+	if !strings.Contains(text, "English") {
+		t.Errorf("implementations of Greeter:\n%s", text)
+	}
+	text = callTool(t, tools, codeintel.ToolTypeDefinition, `{"symbol":"Store.items"}`)
+	if !strings.Contains(text, "store/store.go:7:6: type Item struct") {
+		t.Errorf("type definition of Store.items:\n%s", text)
+	}
+}
+
+// checkGemkitMCPUsesNeovim starts the real gemkit mcp in the workspace,
+// as an agent starts it, and checks it reports what Neovim's gopls
+// knows, starts no server of its own, and says so in codeintel status.
+func checkGemkitMCPUsesNeovim(t *testing.T, h *harness) {
+	t.Helper()
+	// The real gemkit mcp, started in the workspace as an agent
+	// starts it, reports the same, and starts no server of its own.
+	mcp := startMCP(t, h)
+	text := mcp.tool(t, codeintel.ToolDiagnostics, `{"file":"main.go"}`)
+	if !strings.Contains(text, "main.go:14:2: error: undefined: undefinedThing") {
+		t.Errorf("gemkit mcp's diagnostics of the unsaved buffer:\n%s", text)
+	}
+	text = mcp.tool(t, codeintel.ToolDefinition, `{"symbol":"Farewell"}`)
+	if !strings.Contains(text, `greet/greet.go:24:6: func Farewell(name string) string { return "Bye, " + name }`) {
+		t.Errorf("gemkit mcp's definition of the unsaved function:\n%s", text)
+	}
+	if n := codeinteltest.Procs("gopls", h.ws); len(n) != 1 {
+		t.Errorf("%d gopls run in the workspace, want Neovim's alone", len(n))
+	}
+	if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
+		t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
+	}
+	// gemkit codeintel status says who answers.
+	status := exec.Command(gemkittest.Gemkit(t), "codeintel", "status")
+	status.Dir, status.Env = h.ws, h.env()
+	if out, err := status.CombinedOutput(); err != nil || !strings.Contains(string(out), "Neovim answers code questions first, with its language clients (gopls)") {
+		t.Errorf("gemkit codeintel status: %v\n%s", err, out)
 	}
 }
 

@@ -277,39 +277,8 @@ type editorInfo struct {
 func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-
-	// The discovery file names the editor.
-	discPath, disc := discoveryFile(t, h, d.PID())
-	info, _ := disc["ideInfo"].(map[string]any)
-	if info["name"] != want.name || info["displayName"] != want.displayName {
-		t.Fatalf("discovery ideInfo = %v, want name %q displayName %q", info, want.name, want.displayName)
-	}
-	if disc["workspacePath"] != h.ws {
-		t.Fatalf("discovery workspacePath = %v, want %q", disc["workspacePath"], h.ws)
-	}
-	if fi, err := os.Stat(discPath); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("discovery file mode: %v %v", fi, err)
-	}
-
-	// The editor's terminals get the variables that lead gemini to it.
-	port := int(disc["port"].(float64))
-	waitFor(t, "the editor's "+ide.EnvServerPort+" = "+strconv.Itoa(port), func() bool {
-		return d.Getenv(t, ide.EnvServerPort) == strconv.Itoa(port)
-	})
-	if got := d.Getenv(t, ide.EnvAuthToken); got != disc["authToken"] {
-		t.Fatalf("editor's %s does not hold the discovery file's token", ide.EnvAuthToken)
-	}
-	if got := d.Getenv(t, ide.EnvPID); got != strconv.Itoa(d.PID()) {
-		t.Fatalf("editor's %s = %q, want %d", ide.EnvPID, got, d.PID())
-	}
-	// Qwen Code's too, and its lock file (it has no token variable).
-	if got := d.Getenv(t, ide.EnvQwenServerPort); got != strconv.Itoa(port) {
-		t.Fatalf("editor's %s = %q, want %d", ide.EnvQwenServerPort, got, port)
-	}
-	qwenLock := filepath.Join(h.home, ".qwen", "ide", strconv.Itoa(port)+".lock")
-	if fi, err := os.Stat(qwenLock); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("Qwen Code lock file: %v %v", fi, err)
-	}
+	s := &scenario{t: t, h: h, d: d, ctx: ctx}
+	s.checkDiscovery(want)
 
 	c, _, err := client.Connect(ctx, client.Options{
 		Cwd:    h.ws,
@@ -322,9 +291,80 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 		t.Fatalf("connect to the editor's companion: %v", err)
 	}
 	defer c.Close(context.Background())
+	s.c = c
+	s.a, s.b = h.path("a.go"), h.path("b.txt")
 
-	a, b := h.path("a.go"), h.path("b.txt")
+	s.focusAndSelect()
+	s.acceptDiffs()
+	s.rejectDiffs()
+	s.closeDiffs()
+	s.beyondASCII()
+	s.fileChanges()
+	s.changeDirAndQuit()
+}
 
+// scenario is what the steps of runScenario share: the editor, the
+// client connected to its companion, the discovery file, and the two
+// files most steps use.
+type scenario struct {
+	t        *testing.T
+	h        *harness
+	d        driver
+	ctx      context.Context
+	c        *client.Client
+	disc     map[string]any
+	discPath string
+	port     int
+	qwenLock string
+	a, b     string
+}
+
+// checkDiscovery checks the discovery file names the editor and its
+// workspace, privately, and that the editor's terminals get the
+// variables that lead Gemini CLI and Qwen Code to it; it keeps the
+// file's path, contents and port for the later steps.
+func (s *scenario) checkDiscovery(want editorInfo) {
+	s.t.Helper()
+	t, h, d := s.t, s.h, s.d
+	// The discovery file names the editor.
+	s.discPath, s.disc = discoveryFile(t, h, d.PID())
+	info, _ := s.disc["ideInfo"].(map[string]any)
+	if info["name"] != want.name || info["displayName"] != want.displayName {
+		t.Fatalf("discovery ideInfo = %v, want name %q displayName %q", info, want.name, want.displayName)
+	}
+	if s.disc["workspacePath"] != h.ws {
+		t.Fatalf("discovery workspacePath = %v, want %q", s.disc["workspacePath"], h.ws)
+	}
+	if fi, err := os.Stat(s.discPath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("discovery file mode: %v %v", fi, err)
+	}
+
+	// The editor's terminals get the variables that lead gemini to it.
+	s.port = int(s.disc["port"].(float64))
+	waitFor(t, "the editor's "+ide.EnvServerPort+" = "+strconv.Itoa(s.port), func() bool {
+		return d.Getenv(t, ide.EnvServerPort) == strconv.Itoa(s.port)
+	})
+	if got := d.Getenv(t, ide.EnvAuthToken); got != s.disc["authToken"] {
+		t.Fatalf("editor's %s does not hold the discovery file's token", ide.EnvAuthToken)
+	}
+	if got := d.Getenv(t, ide.EnvPID); got != strconv.Itoa(d.PID()) {
+		t.Fatalf("editor's %s = %q, want %d", ide.EnvPID, got, d.PID())
+	}
+	// Qwen Code's too, and its lock file (it has no token variable).
+	if got := d.Getenv(t, ide.EnvQwenServerPort); got != strconv.Itoa(s.port) {
+		t.Fatalf("editor's %s = %q, want %d", ide.EnvQwenServerPort, got, s.port)
+	}
+	s.qwenLock = filepath.Join(h.home, ".qwen", "ide", strconv.Itoa(s.port)+".lock")
+	if fi, err := os.Stat(s.qwenLock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("Qwen Code lock file: %v %v", fi, err)
+	}
+}
+
+// focusAndSelect moves the focus, cursor and selection between files
+// and the agent's terminal and checks the context follows.
+func (s *scenario) focusAndSelect() {
+	s.t.Helper()
+	t, d, c, a, b := s.t, s.d, s.c, s.a, s.b
 	// Focus and cursor.
 	d.Open(t, a, 3, 2)
 	waitContext(t, c, "a.go active at 3:2", func(cur *ide.Context) bool {
@@ -369,7 +409,13 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 		f := activeFile(cur)
 		return f != nil && f.Path == b && f.Cursor != nil && *f.Cursor == ide.Cursor{Line: 2, Character: 1} && hasFile(cur, a)
 	})
+}
 
+// acceptDiffs accepts a diff edited by hand, and in Vim and Neovim a
+// proposal written with :wq.
+func (s *scenario) acceptDiffs() {
+	s.t.Helper()
+	t, d, ctx, c, a, b := s.t, s.d, s.ctx, s.c, s.a, s.b
 	// A diff accepted in the editor after editing its right side.
 	proposal := strings.Replace(fileA, "hi", "hello", 1)
 	pd, err := c.StartDiff(ctx, a, proposal)
@@ -414,10 +460,16 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 		default:
 		}
 	}
+}
 
+// rejectDiffs rejects a diff of a new file, and one that arrived while
+// the person typed a command.
+func (s *scenario) rejectDiffs() {
+	s.t.Helper()
+	t, h, d, ctx, c, b := s.t, s.h, s.d, s.ctx, s.c, s.b
 	// A diff of a new file, rejected.
 	newFile := h.path("c.go")
-	pd, err = c.StartDiff(ctx, newFile, "package c\n")
+	pd, err := c.StartDiff(ctx, newFile, "package c\n")
 	if err != nil {
 		t.Fatalf("openDiff c.go: %v", err)
 	}
@@ -462,9 +514,15 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	if out, err := pd.Wait(ctx); err != nil || out.Accepted {
 		t.Fatalf("rejected diff: outcome %+v, err %v", out, err)
 	}
+}
 
+// closeDiffs ends a diff by closing its view, and one by closeDiff
+// from the CLI.
+func (s *scenario) closeDiffs() {
+	s.t.Helper()
+	t, d, ctx, c, b := s.t, s.d, s.ctx, s.c, s.b
 	// Closing the diff's view rejects it.
-	pd, err = c.StartDiff(ctx, b, "one\n2\nthree\n")
+	pd, err := c.StartDiff(ctx, b, "one\n2\nthree\n")
 	if err != nil {
 		t.Fatalf("openDiff b.txt: %v", err)
 	}
@@ -493,7 +551,13 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	if _, ok, err := c.CloseDiff(ctx, b); err != nil || ok {
 		t.Fatalf("second closeDiff b.txt: ok %v, err %v; want null content", ok, err)
 	}
+}
 
+// beyondASCII checks positions, selections and proposals with text
+// beyond ASCII.
+func (s *scenario) beyondASCII() {
+	s.t.Helper()
+	t, h, d, ctx, c := s.t, s.h, s.d, s.ctx, s.c
 	// Text beyond ASCII: the character is counted in UTF-16 code units
 	// ("héllo 😀 " is 9 of them), a characterwise selection carries its
 	// text, and a proposal with non-ASCII text, CRLF line ends, a large
@@ -513,7 +577,7 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 		return f != nil && f.Path == u && f.SelectedText == "😀 wö"
 	})
 	d.Unselect(t)
-	pd, err = c.StartDiff(ctx, u, "first proposal\n")
+	pd, err := c.StartDiff(ctx, u, "first proposal\n")
 	if err != nil {
 		t.Fatalf("openDiff u.txt: %v", err)
 	}
@@ -538,7 +602,13 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	if _, ok := d.Diff(t, u); ok {
 		t.Fatal("a diff view of u.txt is still open after accepting")
 	}
+}
 
+// fileChanges checks a long selection is cut, then writes, renames,
+// closes and deletes files and checks the context follows.
+func (s *scenario) fileChanges() {
+	s.t.Helper()
+	t, h, d, c, disc, port, a, b := s.t, s.h, s.d, s.c, s.disc, s.port, s.a, s.b
 	// A selection longer than gemkit's limit arrives cut and marked.
 	h.write(t, "long.txt", strings.Repeat("x\n", 20000))
 	long := h.path("long.txt")
@@ -572,7 +642,14 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 		t.Fatal(err)
 	}
 	waitContext(t, c, "b2.txt deleted", func(cur *ide.Context) bool { return !hasFile(cur, b2) })
+}
 
+// changeDirAndQuit moves the workspace with a change of directory,
+// then quits the editor, which stops the companion and removes its
+// files.
+func (s *scenario) changeDirAndQuit() {
+	s.t.Helper()
+	t, h, d, c, discPath, qwenLock := s.t, s.h, s.d, s.c, s.discPath, s.qwenLock
 	// A change of directory moves the workspace.
 	sub := h.path("sub")
 	if err := os.Mkdir(sub, 0o700); err != nil {

@@ -112,18 +112,9 @@ func TestEmacsProposalMarksChanges(t *testing.T) {
 	// added line side by side, as Vim's diff mode does: the screen shows
 	// "delta" beside a blank row, "epsilon" beside "epsilon", a blank
 	// row beside "zeta".
-	rows := func(s string) [][2]string {
-		var out [][2]string
-		for _, line := range strings.Split(s, "\n") {
-			if l, r, ok := strings.Cut(line, "|"); ok {
-				out = append(out, [2]string{strings.TrimSpace(l), strings.TrimSpace(r)})
-			}
-		}
-		return out
-	}
 	waitScreen(t, d.tmuxPane.tui(t).Screen, "the two sides' lines side by side", func(s string) bool {
 		want := [][2]string{{"alpha", "alpha"}, {"the beta line", "the new line"}, {"gamma", "gamma"}, {"delta", ""}, {"epsilon", "epsilon"}, {"", "zeta"}}
-		got := rows(s)
+		got := sideBySideRows(s)
 		for i := range got {
 			if i+len(want) <= len(got) && reflect.DeepEqual(got[i:i+len(want)], want) {
 				return true
@@ -174,4 +165,16 @@ func TestEmacsProposalMarksChanges(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("emacs did not exit")
 	}
+}
+
+// sideBySideRows reads the screen's lines that show the two sides of a
+// diff, split at the windows' border, each side trimmed.
+func sideBySideRows(s string) [][2]string {
+	var out [][2]string
+	for _, line := range strings.Split(s, "\n") {
+		if l, r, ok := strings.Cut(line, "|"); ok {
+			out = append(out, [2]string{strings.TrimSpace(l), strings.TrimSpace(r)})
+		}
+	}
+	return out
 }

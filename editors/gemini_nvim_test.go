@@ -69,58 +69,8 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })
 
-	// ask submits a prompt at the CLI's input, typed into Neovim's pane,
-	// and returns the model turn it started.
-	ask := func(prompt string) fakemodel.GenerateRequest {
-		t.Helper()
-		n := len(model.Turns())
-		gemkittest.Submit(t, d.tmux.Main(), prompt, func() bool { return len(model.Turns()) > n })
-		g, err := model.Turns()[n].Generate()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	// toCLI goes from wherever the person is to the CLI's input: normal
-	// mode, the first tab, the window on the right, terminal mode.
-	toCLI := func() {
-		t.Helper()
-		pane.keys(t, "", "C-\\", "C-n")
-		pane.keys(t, ":tabfirst")
-		pane.keys(t, "", "Enter")
-		pane.keys(t, "", "C-w", "l")
-		waitFor(t, "the CLI's window focused", func() bool { return d.buftype(t) == "terminal" })
-		pane.keys(t, "i")
-		waitFor(t, "terminal mode in the CLI's window", func() bool { return d.mode() == "t" })
-	}
-	// proposed waits for the plugin's diff of b.txt showing content, with
-	// the focus in the proposal's window.
-	proposed := func(content string) {
-		t.Helper()
-		waitFor(t, "the plugin's diff proposing "+strconv.Quote(content), func() bool {
-			v, ok := d.Diff(t, target)
-			return ok && v.Right == content
-		})
-		if got, _ := d.lua(t, `return vim.json.encode(vim.b.gemkit_diff or '')`).(string); got != target {
-			t.Fatalf("the focus is not in the proposal's window (its b:gemkit_diff is %q)", got)
-		}
-	}
-	// unchanged waits for the diff to close and for the CLI to say the
-	// request was cancelled, the cancels-th time (the CLI has dealt with
-	// the answer by then), and checks that b.txt holds want.
-	unchanged := func(what, want string, cancels int) {
-		t.Helper()
-		waitFor(t, "the diff of b.txt closed ("+what+")", func() bool {
-			_, ok := d.Diff(t, target)
-			return !ok
-		})
-		waitFor(t, "the CLI's word for the cancel ("+what+")", func() bool {
-			return strings.Count(d.terminalText(t), "Request cancelled.") >= cancels
-		})
-		if b, _ := os.ReadFile(target); string(b) != want {
-			t.Fatalf("after %s b.txt holds %q, want it unchanged", what, b)
-		}
-	}
+	g := &geminiNvim{t: t, d: d, pane: pane, model: model, target: target}
+	ask, toCLI, proposed, unchanged := g.ask, g.toCLI, g.proposed, g.unchanged
 
 	// Two lines selected in the file, then straight to the CLI's window.
 	pane.keys(t, "", "C-\\", "C-n")
@@ -170,16 +120,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	})
 	toCLI()
 	next := ask("try once more")
-	var writes []string
-	for _, r := range next.FunctionResponses() {
-		if r.Name == "write_file" {
-			b, _ := json.Marshal(r.Response)
-			writes = append(writes, string(b))
-		}
-	}
-	if all, _ := json.Marshal(next.Contents); len(writes) != 1 || !strings.Contains(writes[0], "Successfully overwrote") || strings.Contains(string(all), `rejected\n`) {
-		t.Fatalf("the turn after the rejection carries these write_file answers, want the accepted one only:\n%s", all)
-	}
+	onlyAcceptedWrite(t, next)
 	proposed("cancelled\n")
 	toCLI()
 	pane.keys(t, "", "Escape")
@@ -187,6 +128,84 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	ask("what happened")
 	wait("the model's last answer", func(s string) bool { return strings.Contains(s, "Nothing was written.") })
 
+	quitGeminiThenNeovim(t, h, d, pane)
+}
+
+// geminiNvim is Gemini CLI in a terminal window of Neovim, in a tmux
+// pane, with the scripted model it talks to and the file it writes.
+type geminiNvim struct {
+	t      *testing.T
+	d      *nvimDriver
+	pane   *tmuxPane
+	model  *fakemodel.Server
+	target string
+}
+
+// ask submits a prompt at the CLI's input, typed into Neovim's pane,
+// and returns the model turn it started.
+func (g *geminiNvim) ask(prompt string) fakemodel.GenerateRequest {
+	t, d, model := g.t, g.d, g.model
+	t.Helper()
+	n := len(model.Turns())
+	gemkittest.Submit(t, d.tmux.Main(), prompt, func() bool { return len(model.Turns()) > n })
+	gen, err := model.Turns()[n].Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gen
+}
+
+// toCLI goes from wherever the person is to the CLI's input: normal
+// mode, the first tab, the window on the right, terminal mode.
+func (g *geminiNvim) toCLI() {
+	t, d, pane := g.t, g.d, g.pane
+	t.Helper()
+	pane.keys(t, "", "C-\\", "C-n")
+	pane.keys(t, ":tabfirst")
+	pane.keys(t, "", "Enter")
+	pane.keys(t, "", "C-w", "l")
+	waitFor(t, "the CLI's window focused", func() bool { return d.buftype(t) == "terminal" })
+	pane.keys(t, "i")
+	waitFor(t, "terminal mode in the CLI's window", func() bool { return d.mode() == "t" })
+}
+
+// proposed waits for the plugin's diff of the target showing content,
+// with the focus in the proposal's window.
+func (g *geminiNvim) proposed(content string) {
+	t, d, target := g.t, g.d, g.target
+	t.Helper()
+	waitFor(t, "the plugin's diff proposing "+strconv.Quote(content), func() bool {
+		v, ok := d.Diff(t, target)
+		return ok && v.Right == content
+	})
+	if got, _ := d.lua(t, `return vim.json.encode(vim.b.gemkit_diff or '')`).(string); got != target {
+		t.Fatalf("the focus is not in the proposal's window (its b:gemkit_diff is %q)", got)
+	}
+}
+
+// unchanged waits for the diff to close and for the CLI to say the
+// request was cancelled, the cancels-th time (the CLI has dealt with
+// the answer by then), and checks that the target holds want.
+func (g *geminiNvim) unchanged(what, want string, cancels int) {
+	t, d, target := g.t, g.d, g.target
+	t.Helper()
+	waitFor(t, "the diff of b.txt closed ("+what+")", func() bool {
+		_, ok := d.Diff(t, target)
+		return !ok
+	})
+	waitFor(t, "the CLI's word for the cancel ("+what+")", func() bool {
+		return strings.Count(d.terminalText(t), "Request cancelled.") >= cancels
+	})
+	if b, _ := os.ReadFile(target); string(b) != want {
+		t.Fatalf("after %s b.txt holds %q, want it unchanged", what, b)
+	}
+}
+
+// quitGeminiThenNeovim ends the CLI with /quit, after which the
+// companion keeps serving the editor, then ends Neovim with :qa, which
+// ends the companion and removes its discovery file.
+func quitGeminiThenNeovim(t *testing.T, h *harness, d *nvimDriver, pane *tmuxPane) {
+	t.Helper()
 	// /quit ends the CLI; the companion keeps serving the editor.
 	st, _ := d.lua(t, `return vim.json.encode(require('gemkit').state())`).(map[string]any)
 	ready, _ := st["ready"].(map[string]any)
@@ -266,5 +285,22 @@ func writeGeminiSettings(t *testing.T, home string) {
 	}
 	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// onlyAcceptedWrite checks that a turn carries the accepted write_file
+// answer and no trace of the rejected one: Gemini CLI takes a turn
+// whose tools were all cancelled back out of its history.
+func onlyAcceptedWrite(t *testing.T, next fakemodel.GenerateRequest) {
+	t.Helper()
+	var writes []string
+	for _, r := range next.FunctionResponses() {
+		if r.Name == "write_file" {
+			b, _ := json.Marshal(r.Response)
+			writes = append(writes, string(b))
+		}
+	}
+	if all, _ := json.Marshal(next.Contents); len(writes) != 1 || !strings.Contains(writes[0], "Successfully overwrote") || strings.Contains(string(all), `rejected\n`) {
+		t.Fatalf("the turn after the rejection carries these write_file answers, want the accepted one only:\n%s", all)
 	}
 }

@@ -166,6 +166,51 @@ func testLSPNeovim(t *testing.T, v neovim) {
 	}
 	d.input(t, "<Esc>")
 
+	accepted := lspNeovimAcceptDiffs(t, d, rc, a)
+
+	lspNeovimRejectDiff(t, d, rc, a, accepted)
+
+	// A new file: its proposal lands in a buffer Neovim loads; the
+	// person opens it, edits it and saves.
+	n := h.path("new.go")
+	rc.send(t, map[string]any{"op": "openDiff", "path": n, "content": "package main\n\nfunc New() {}\n"})
+	d.answerPrompt(t, "3<CR>")
+	d.command(t, "edit "+escapeEx(n))
+	if got := d.BufferText(t, n); got != "package main\n\nfunc New() {}\n" {
+		t.Fatalf("new.go's buffer holds %q", got)
+	}
+	if _, err := os.Stat(n); err == nil {
+		t.Fatal("new.go exists before any answer")
+	}
+	d.command(t, "normal! Go// mine")
+	d.command(t, "write")
+	rc.wantOutcome(t, "accepted", "package main\n\nfunc New() {}\n// mine\n")
+
+	logPath, _ := d.lua(t, `return vim.lsp.get_log_path()`).(string)
+	rc.send(t, map[string]any{"op": "quit"})
+	d.Quit(t)
+	select {
+	case <-d.Exited():
+	case <-time.After(waitTimeout):
+		t.Fatal("nvim did not exit")
+	}
+	waitFor(t, "the discovery file removed", func() bool { _, err := os.Stat(discPath); return os.IsNotExist(err) })
+	// Nobody wrote new.go after it was accepted by saving: gemkit put
+	// the saved text back before it stopped.
+	gemkittest.WaitFile(t, n, "package main\n\nfunc New() {}\n// mine\n")
+	noDeprecations(t, h)
+	// Neovim logs a server's stderr as [ERROR]: where gemkit serves goes
+	// to window/logMessage instead, which it logs (if at all) as info.
+	if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "IDE companion serving") {
+		t.Errorf("%s has gemkit's start-up line from stderr:\n%s", logPath, b)
+	}
+}
+
+// lspNeovimAcceptDiffs accepts two diffs of the open file a by saving
+// it: one the person edits first, one saved as proposed. It returns
+// what a then holds.
+func lspNeovimAcceptDiffs(t *testing.T, d *nvimDriver, rc *realClient, a string) string {
+	t.Helper()
 	// A diff of the open file: shown in its buffer, asked about; the
 	// person edits it first, then saves.
 	proposal := strings.Replace(fileA, "hi", "hello", 1)
@@ -210,8 +255,13 @@ func testLSPNeovim(t *testing.T, v neovim) {
 		t.Fatalf("the CLI found %v on disk once the answer came, want %q", onDisk, accepted)
 	}
 	gemkittest.WaitFile(t, a, grown)
-	accepted = grown
+	return grown
+}
 
+// lspNeovimRejectDiff rejects a diff of a through the code action menu
+// and checks the buffer holds accepted again.
+func lspNeovimRejectDiff(t *testing.T, d *nvimDriver, rc *realClient, a, accepted string) {
+	t.Helper()
 	// Rejected through the code action menu: the buffer is as before.
 	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": "package main\n"})
 	d.answerPrompt(t, "3<CR>")
@@ -231,41 +281,6 @@ func testLSPNeovim(t *testing.T, v neovim) {
 	d.command(t, "edit!")
 	if m, _ := d.lua(t, `return vim.json.encode(vim.bo.modified)`).(bool); m || d.BufferText(t, a) != accepted {
 		t.Fatalf("after :e! a.go's buffer is modified %v, holds %q", m, d.BufferText(t, a))
-	}
-
-	// A new file: its proposal lands in a buffer Neovim loads; the
-	// person opens it, edits it and saves.
-	n := h.path("new.go")
-	rc.send(t, map[string]any{"op": "openDiff", "path": n, "content": "package main\n\nfunc New() {}\n"})
-	d.answerPrompt(t, "3<CR>")
-	d.command(t, "edit "+escapeEx(n))
-	if got := d.BufferText(t, n); got != "package main\n\nfunc New() {}\n" {
-		t.Fatalf("new.go's buffer holds %q", got)
-	}
-	if _, err := os.Stat(n); err == nil {
-		t.Fatal("new.go exists before any answer")
-	}
-	d.command(t, "normal! Go// mine")
-	d.command(t, "write")
-	rc.wantOutcome(t, "accepted", "package main\n\nfunc New() {}\n// mine\n")
-
-	logPath, _ := d.lua(t, `return vim.lsp.get_log_path()`).(string)
-	rc.send(t, map[string]any{"op": "quit"})
-	d.Quit(t)
-	select {
-	case <-d.Exited():
-	case <-time.After(waitTimeout):
-		t.Fatal("nvim did not exit")
-	}
-	waitFor(t, "the discovery file removed", func() bool { _, err := os.Stat(discPath); return os.IsNotExist(err) })
-	// Nobody wrote new.go after it was accepted by saving: gemkit put
-	// the saved text back before it stopped.
-	gemkittest.WaitFile(t, n, "package main\n\nfunc New() {}\n// mine\n")
-	noDeprecations(t, h)
-	// Neovim logs a server's stderr as [ERROR]: where gemkit serves goes
-	// to window/logMessage instead, which it logs (if at all) as info.
-	if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "IDE companion serving") {
-		t.Errorf("%s has gemkit's start-up line from stderr:\n%s", logPath, b)
 	}
 }
 

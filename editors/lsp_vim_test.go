@@ -133,16 +133,7 @@ func TestLSPVimALE(t *testing.T) {
 	if info, _ := disc["ideInfo"].(map[string]any); info["name"] != "vim" || info["displayName"] != "Vim" || disc["workspacePath"] != h.ws {
 		t.Fatalf("discovery file %v; want ideInfo vim/Vim and workspace %s", disc, h.ws)
 	}
-	gemkitFile, err := os.Stat(gemkit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gemkitPIDs []int
-	for _, p := range gemkittest.ProcessTree(d.PID()) {
-		if fi, err := os.Stat(fmt.Sprintf("/proc/%d/exe", p)); err == nil && os.SameFile(fi, gemkitFile) {
-			gemkitPIDs = append(gemkitPIDs, p)
-		}
-	}
+	gemkitPIDs := programsOf(t, d.PID(), gemkit)
 	if len(gemkitPIDs) != 1 {
 		t.Fatalf("gemkit processes under Vim: %v; want the one ALE started", gemkitPIDs)
 	}
@@ -205,4 +196,21 @@ func waitSlow(t *testing.T, what string, cond func() bool) {
 	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, cond) {
 		t.Fatalf("timed out after a minute waiting for %s", what)
 	}
+}
+
+// programsOf lists the processes under pid that run the program bin,
+// found by the file their executable is, whatever path started it.
+func programsOf(t *testing.T, pid int, bin string) []int {
+	t.Helper()
+	binFile, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, p := range gemkittest.ProcessTree(pid) {
+		if fi, err := os.Stat(fmt.Sprintf("/proc/%d/exe", p)); err == nil && os.SameFile(fi, binFile) {
+			pids = append(pids, p)
+		}
+	}
+	return pids
 }

@@ -78,15 +78,7 @@ func testNeovimQwenCode(t *testing.T, bin string) {
 	qwen := startQwenWindow(t, d, h, append(gemkittest.QwenModelEnv(model.URL), "TERM=xterm-256color"), qwenNode, qwenCLI)
 	qwenConnected(t, qwen)
 
-	turns := func() int {
-		n := 0
-		for _, r := range model.Requests() {
-			if r.Scripted {
-				n++
-			}
-		}
-		return n
-	}
+	turns := func() int { return scriptedTurns(model) }
 	// ask types a prompt and returns the model request it started.
 	ask := func(prompt string) fakemodel.ChatRequest {
 		t.Helper()
@@ -128,6 +120,33 @@ func testNeovimQwenCode(t *testing.T, bin string) {
 	gemkittest.WaitFile(t, target, accepted)
 	waitScreen(t, qwen.Screen, "the model's answer after the write", func(s string) bool { return strings.Contains(s, "Done writing.") })
 
+	qwenRejectEdit(t, d, pane, qwen, target, accepted, turns, ask)
+
+	// Gemini CLI saw it all from the same companion, still connected.
+	pane.keys(t, "", "Escape")
+	d.command(t, "tabfirst")
+	d.Open(t, target, 3, 1)
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": target, "line": 3, "character": 1})
+
+	quitNeovimWithQwenLock(t, h, pane, nvimPID, lock)
+}
+
+// scriptedTurns counts the model requests that took a scripted reply.
+func scriptedTurns(model *fakemodel.OpenAIServer) int {
+	n := 0
+	for _, r := range model.Requests() {
+		if r.Scripted {
+			n++
+		}
+	}
+	return n
+}
+
+// qwenRejectEdit has Qwen Code propose an edit, closes its diff with :q,
+// and checks the file is unchanged, that no model request follows until
+// the next prompt, and that the refusal reaches the model with it.
+func qwenRejectEdit(t *testing.T, d *nvimDriver, pane *tmuxPane, qwen gemkittest.Pane, target, accepted string, turns func() int, ask func(string) fakemodel.ChatRequest) {
+	t.Helper()
 	// edit: the plugin's diff, closed with :q: rejected.
 	n := turns()
 	ask("make two upper case")
@@ -159,25 +178,6 @@ func testNeovimQwenCode(t *testing.T, bin string) {
 	if b, _ := os.ReadFile(target); string(b) != accepted {
 		t.Fatalf("b.txt holds %q, want %q", b, accepted)
 	}
-
-	// Gemini CLI saw it all from the same companion, still connected.
-	pane.keys(t, "", "Escape")
-	d.command(t, "tabfirst")
-	d.Open(t, target, 3, 1)
-	rc.waitFile(t, map[string]any{"op": "waitActive", "path": target, "line": 3, "character": 1})
-
-	// :qa ends Neovim and the companion; its files go.
-	noDeprecations(t, h)
-	tree := gemkittest.ProcessTree(nvimPID)
-	pane.keys(t, ":qa!")
-	pane.keys(t, "", "Enter")
-	waitFor(t, "Neovim and every process it started gone", func() bool { return !gemkittest.AnyRunning(tree) })
-	if _, err := os.Stat(lock); !os.IsNotExist(err) {
-		t.Fatalf("Qwen Code's lock file is left after Neovim quit: %v", err)
-	}
-	if m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json")); len(m) != 0 {
-		t.Fatalf("discovery files left after Neovim quit: %v", m)
-	}
 }
 
 // startQwenWindow runs Qwen Code (node cli) in a new window of the tmux
@@ -202,5 +202,24 @@ func qwenConnected(t *testing.T, qwen gemkittest.Pane) {
 	if !connected() {
 		t.Log("Qwen Code's connection at start-up did not complete in its time: /ide enable")
 		gemkittest.Submit(t, qwen, "/ide enable", connected)
+	}
+}
+
+// quitNeovimWithQwenLock ends Neovim with :qa! and checks that it, the
+// companion and everything they started are gone, with Qwen Code's lock
+// file and the discovery files.
+func quitNeovimWithQwenLock(t *testing.T, h *harness, pane *tmuxPane, nvimPID int, lock string) {
+	t.Helper()
+	// :qa ends Neovim and the companion; its files go.
+	noDeprecations(t, h)
+	tree := gemkittest.ProcessTree(nvimPID)
+	pane.keys(t, ":qa!")
+	pane.keys(t, "", "Enter")
+	waitFor(t, "Neovim and every process it started gone", func() bool { return !gemkittest.AnyRunning(tree) })
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("Qwen Code's lock file is left after Neovim quit: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json")); len(m) != 0 {
+		t.Fatalf("discovery files left after Neovim quit: %v", m)
 	}
 }

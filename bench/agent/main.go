@@ -60,45 +60,16 @@ func run(starts, exts, tools int) error {
 		return err
 	}
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(tmp, "config")}
-	for i := 0; i < exts; i++ {
-		src := filepath.Join(tmp, "src", fmt.Sprintf("ext%02d", i))
-		os.MkdirAll(filepath.Join(src, "tools"), 0o755)
-		var ts []string
-		for j := 0; j < tools; j++ {
-			ts = append(ts, fmt.Sprintf(`{"name": "t%d", "description": "Tool %d.", "executable": "tools/t.sh", "runtime": "shell",
-			  "args": [{"name": "a", "type": "string", "description": "An argument."}]}`, j, j))
-		}
-		manifest := fmt.Sprintf(`{"name": "ext%02d", "version": "1.0.0", "description": "Extension %d.", "permissions": {}, "tools": [%s]}`, i, i, strings.Join(ts, ","))
-		os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(manifest), 0o644)
-		os.WriteFile(filepath.Join(src, "tools", "t.sh"), []byte("echo ok\n"), 0o755)
-		c := exec.Command(bin, "extensions", "link", "--consent", src)
-		c.Dir, c.Env = ws, env
-		if out, err := c.CombinedOutput(); err != nil {
-			return fmt.Errorf("link: %v\n%s", err, out)
-		}
+	if err := linkExtensions(bin, tmp, ws, env, exts, tools); err != nil {
+		return err
 	}
 
 	arrived := make(chan time.Time, 1)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, url, err := startModel(arrived)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		at := time.Now()
-		select {
-		case arrived <- at:
-		default:
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		if strings.HasPrefix(r.URL.Path, "/v1beta/") {
-			fmt.Fprint(w, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}]}`+"\r\n\r\n")
-			return
-		}
-		fmt.Fprint(w, `data: {"id":"x","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
-	})}
-	go srv.Serve(ln)
 	defer srv.Close()
-	url := "http://" + ln.Addr().String()
 
 	type figure struct {
 		name string
@@ -151,6 +122,54 @@ func run(starts, exts, tools int) error {
 	}
 	fmt.Println("target: gemkit run → first request ≤ 30 ms")
 	return nil
+}
+
+// linkExtensions makes exts extensions of tools shell tools each and
+// links them with consent, as a person would.
+func linkExtensions(bin, tmp, ws string, env []string, exts, tools int) error {
+	for i := 0; i < exts; i++ {
+		src := filepath.Join(tmp, "src", fmt.Sprintf("ext%02d", i))
+		os.MkdirAll(filepath.Join(src, "tools"), 0o755)
+		var ts []string
+		for j := 0; j < tools; j++ {
+			ts = append(ts, fmt.Sprintf(`{"name": "t%d", "description": "Tool %d.", "executable": "tools/t.sh", "runtime": "shell",
+			  "args": [{"name": "a", "type": "string", "description": "An argument."}]}`, j, j))
+		}
+		manifest := fmt.Sprintf(`{"name": "ext%02d", "version": "1.0.0", "description": "Extension %d.", "permissions": {}, "tools": [%s]}`, i, i, strings.Join(ts, ","))
+		os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(manifest), 0o644)
+		os.WriteFile(filepath.Join(src, "tools", "t.sh"), []byte("echo ok\n"), 0o755)
+		c := exec.Command(bin, "extensions", "link", "--consent", src)
+		c.Dir, c.Env = ws, env
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("link: %v\n%s", err, out)
+		}
+	}
+	return nil
+}
+
+// startModel serves a model on loopback that answers every request at
+// once, in Gemini's or OpenAI's stream, and tells arrived when a
+// request comes (if nothing waits, the time is dropped).
+func startModel(arrived chan<- time.Time) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
+		select {
+		case arrived <- at:
+		default:
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		if strings.HasPrefix(r.URL.Path, "/v1beta/") {
+			fmt.Fprint(w, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}]}`+"\r\n\r\n")
+			return
+		}
+		fmt.Fprint(w, `data: {"id":"x","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	})}
+	go srv.Serve(ln)
+	return srv, "http://" + ln.Addr().String(), nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }

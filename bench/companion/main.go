@@ -160,7 +160,37 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	// The timed phases, at the debounce the real CLI sees (the official
 	// companion's 50 ms, gemini-cli 0.61.0
 	// packages/vscode-ide-companion/src/open-files-manager.ts).
-	err = withServers(ctx, specs, workspace, func(all []*live) error {
+	if err := timedPhases(ctx, cfg, specs, workspace, files, results); err != nil {
+		return err
+	}
+
+	// The RSS load, on servers started afresh with a short debounce so
+	// that each editor event makes one context update.
+	if err := loadPhases(ctx, cfg, specs, workspace, files, results); err != nil {
+		return err
+	}
+
+	for n := 0; n < cfg.starts; n++ {
+		for i, spec := range specs {
+			s, err := startServer(ctx, spec, workspace)
+			if err != nil {
+				return err
+			}
+			results[i].startups = append(results[i].startups, s.startup)
+			s.stop()
+		}
+	}
+	report(out, cfg, results)
+	floor := timerFloor(min(cfg.contexts, 50))
+	fmt.Fprintf(out, "For scale: a bare Go time.AfterFunc(50ms) in this harness fires %.3f ms late at p50 (%d samples); gemkit's debounce runs on a Linux timerfd instead (go test -bench AlarmLateness ./companion compares the two).\n",
+		ms(percentile(floor, 0.5)), len(floor))
+	return nil
+}
+
+// timedPhases runs the diffs and the context events against every
+// server, at the debounce the real CLI sees.
+func timedPhases(ctx context.Context, cfg config, specs []serverSpec, workspace string, files []string, results []*result) error {
+	return withServers(ctx, specs, workspace, func(all []*live) error {
 		for i, l := range all {
 			results[i].idleKB = l.idleKB
 		}
@@ -181,17 +211,17 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
 
-	// The RSS load, on servers started afresh with a short debounce so
-	// that each editor event makes one context update.
+// loadPhases measures the RSS under load, on servers started afresh
+// with a short debounce so that each editor event makes one context
+// update.
+func loadPhases(ctx context.Context, cfg config, specs []serverSpec, workspace string, files []string, results []*result) error {
 	loadSpecs := make([]serverSpec, len(specs))
 	for i, spec := range specs {
 		loadSpecs[i] = spec.with("--debounce", cfg.loadDebounce.String())
 	}
-	err = withServers(ctx, loadSpecs, workspace, func(all []*live) error {
+	return withServers(ctx, loadSpecs, workspace, func(all []*live) error {
 		for i, l := range all {
 			results[i].loadIdleKB = l.idleKB
 		}
@@ -214,25 +244,6 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-
-	for n := 0; n < cfg.starts; n++ {
-		for i, spec := range specs {
-			s, err := startServer(ctx, spec, workspace)
-			if err != nil {
-				return err
-			}
-			results[i].startups = append(results[i].startups, s.startup)
-			s.stop()
-		}
-	}
-	report(out, cfg, results)
-	floor := timerFloor(min(cfg.contexts, 50))
-	fmt.Fprintf(out, "For scale: a bare Go time.AfterFunc(50ms) in this harness fires %.3f ms late at p50 (%d samples); gemkit's debounce runs on a Linux timerfd instead (go test -bench AlarmLateness ./companion compares the two).\n",
-		ms(percentile(floor, 0.5)), len(floor))
-	return nil
 }
 
 // live is one running server with the harness's client connected.

@@ -92,6 +92,68 @@ type options struct {
 }
 
 func run(args []string, out io.Writer) error {
+	o, err := parseOptions(args)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "gemkit-bench-editors-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintln(out, "the run's folder (kept):", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	if o.gemkit == "" {
+		o.gemkit = filepath.Join(work, "gemkit")
+		build := exec.Command("go", "build", "-o", o.gemkit, "./cmd/gemkit")
+		build.Dir, build.Env = o.root, append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build gemkit: %v\n%s", err, b)
+		}
+	}
+	plugins, err := choosePlugins(&o)
+	if err != nil {
+		return err
+	}
+	version, _ := exec.Command(o.nvim, "--version").Output()
+	first, _, _ := strings.Cut(string(version), "\n")
+	sessions := make([]*session, 0, len(plugins))
+	defer func() {
+		for _, s := range sessions {
+			s.close()
+		}
+	}()
+	for i, p := range plugins {
+		s, err := open(o, p, filepath.Join(work, strconv.Itoa(i)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		sessions = append(sessions, s)
+	}
+	loads := sampleLoad()
+	defer loads.stop()
+	results := make([]result, len(plugins))
+	if err := measureAgentStarts(o, plugins, sessions, results); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	for i, s := range sessions {
+		if err := s.standIn(ctx, &results[i]); err != nil {
+			return fmt.Errorf("%s: %w", plugins[i].name, err)
+		}
+	}
+	if err := measureSteps(ctx, o, plugins, sessions, results); err != nil {
+		return err
+	}
+	report(out, o, first, loads, plugins, len(sessions), results)
+	return nil
+}
+
+// parseOptions reads the flags, and finds Claude Code and Gemini CLI in
+// interop/ when they are not named ("none" leaves one out).
+func parseOptions(args []string) (options, error) {
 	fs := flag.NewFlagSet("editors", flag.ContinueOnError)
 	var o options
 	benchenv.NeovimFlags(fs, &o.nvim, &o.gemkit, &o.root)
@@ -105,10 +167,10 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&o.refGemkit, "ref-gemkit", "", "the gemkit binary of -ref's column (default: -gemkit's)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the run's folder (each plugin's home, with Claude Code's debug logs claude-debug-N.txt) and print its path")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return o, err
 	}
 	if err := benchenv.NeovimDefaults(&o.nvim, &o.root); err != nil {
-		return err
+		return o, err
 	}
 	if o.claude == "" {
 		for _, p := range []string{"claude-code/bin/claude.exe", "claude-code-linux-x64/claude"} {
@@ -131,23 +193,12 @@ func run(args []string, out io.Writer) error {
 			o.gemini = p
 		}
 	}
-	work, err := os.MkdirTemp("", "gemkit-bench-editors-")
-	if err != nil {
-		return err
-	}
-	if o.keep {
-		fmt.Fprintln(out, "the run's folder (kept):", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	if o.gemkit == "" {
-		o.gemkit = filepath.Join(work, "gemkit")
-		build := exec.Command("go", "build", "-o", o.gemkit, "./cmd/gemkit")
-		build.Dir, build.Env = o.root, append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build gemkit: %v\n%s", err, b)
-		}
-	}
+	return o, nil
+}
+
+// choosePlugins lists the plugins measured: gemkit.nvim, and gemkit.nvim
+// of -ref and claudecode.nvim when they are given.
+func choosePlugins(o *options) ([]plugin, error) {
 	gemkitPlugin := func(name, root, bin string) plugin {
 		return plugin{
 			name:   name,
@@ -163,21 +214,21 @@ func run(args []string, out io.Writer) error {
 		}
 		ref, err := filepath.Abs(o.ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		o.ref = ref
 		if _, err := os.Stat(filepath.Join(o.ref, "editors", "nvim", "lua", "gemkit", "init.lua")); err != nil {
-			return fmt.Errorf("-ref %s: no gemkit.nvim in it (%w)", o.ref, err)
+			return nil, fmt.Errorf("-ref %s: no gemkit.nvim in it (%w)", o.ref, err)
 		}
 		plugins = append(plugins, gemkitPlugin("gemkit.nvim (ref)", o.ref, o.refGemkit))
 	}
 	if o.claudecode != "" {
 		dir, err := filepath.Abs(o.claudecode)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := os.Stat(filepath.Join(dir, "lua", "claudecode", "init.lua")); err != nil {
-			return fmt.Errorf("-claudecode %s: not a claudecode.nvim folder (%w)", o.claudecode, err)
+			return nil, fmt.Errorf("-claudecode %s: not a claudecode.nvim folder (%w)", o.claudecode, err)
 		}
 		plugins = append(plugins, plugin{
 			name:   "claudecode.nvim",
@@ -185,36 +236,26 @@ func run(args []string, out io.Writer) error {
 			reject: "ClaudeCodeDiffDeny",
 		})
 	}
-	version, _ := exec.Command(o.nvim, "--version").Output()
-	first, _, _ := strings.Cut(string(version), "\n")
-	sessions := make([]*session, 0, len(plugins))
-	defer func() {
-		for _, s := range sessions {
-			s.close()
+	return plugins, nil
+}
+
+// roundOrder is the sessions' order in a round: it changes from round
+// to round, so that the machine's load falls on both plugins alike.
+func roundOrder(sessions, round int) []int {
+	ix := make([]int, sessions)
+	for k := range ix {
+		ix[k] = k
+		if round%2 == 1 {
+			ix[k] = sessions - 1 - k
 		}
-	}()
-	for i, p := range plugins {
-		s, err := open(o, p, filepath.Join(work, strconv.Itoa(i)))
-		if err != nil {
-			return fmt.Errorf("%s: %w", p.name, err)
-		}
-		sessions = append(sessions, s)
 	}
-	loads := sampleLoad()
-	defer loads.stop()
-	results := make([]result, len(plugins))
-	// order is the sessions' order in a round: it changes from round to
-	// round, so that the machine's load falls on both plugins alike.
-	order := func(round int) []int {
-		ix := make([]int, len(sessions))
-		for k := range ix {
-			ix[k] = k
-			if round%2 == 1 {
-				ix[k] = len(sessions) - 1 - k
-			}
-		}
-		return ix
-	}
+	return ix
+}
+
+// measureAgentStarts times the starts of the real Claude Code and
+// Gemini CLI against each plugin, when they are there.
+func measureAgentStarts(o options, plugins []plugin, sessions []*session, results []result) error {
+	order := func(round int) []int { return roundOrder(len(sessions), round) }
 	// Claude Code's starts alternate between the plugins. The first turn,
 	// which reads the CLI's 200 MB binary into the page cache, is not
 	// counted.
@@ -263,12 +304,12 @@ func run(args []string, out io.Writer) error {
 			}
 		}
 	}
-	ctx := context.Background()
-	for i, s := range sessions {
-		if err := s.standIn(ctx, &results[i]); err != nil {
-			return fmt.Errorf("%s: %w", plugins[i].name, err)
-		}
-	}
+	return nil
+}
+
+// measureSteps times each step o.n rounds, one of each plugin a round.
+func measureSteps(ctx context.Context, o options, plugins []plugin, sessions []*session, results []result) error {
+	order := func(round int) []int { return roundOrder(len(sessions), round) }
 	// Each step's rounds: one of each plugin per round.
 	steps := []struct {
 		name string
@@ -307,6 +348,12 @@ func run(args []string, out io.Writer) error {
 			}
 		}
 	}
+	return nil
+}
+
+// report prints the table of the plugins' figures, and the verdicts
+// when claudecode.nvim was measured.
+func report(out io.Writer, o options, first string, loads *loadSampler, plugins []plugin, nsessions int, results []result) {
 	load, _ := proc.LoadAverage()
 	lo, hi := loads.stop()
 	fmt.Fprintf(out, "%s, %d rounds; load average %s (1 min: %.1f to %.1f during the run)\n", first, o.n, load, lo, hi)
@@ -330,7 +377,7 @@ func run(args []string, out io.Writer) error {
 		row("  interface up → IDE dial (its log)", func(r result) string { return r.search.String() })
 		row("  its connect's own time (its log)", func(r result) string { return r.claudeConnect.String() })
 		row("  editor side's CPU meanwhile", func(r result) string { return r.startCPU.String() })
-		if len(sessions) > 1 {
+		if nsessions > 1 {
 			row("  the other plugins' CPU meanwhile", func(r result) string { return r.othersCPU.String() })
 		}
 	}
@@ -350,7 +397,6 @@ func run(args []string, out io.Writer) error {
 	if peer := len(plugins) - 1; peer > 0 && plugins[peer].name == "claudecode.nvim" {
 		verdicts(out, plugins[0].name, results[0], plugins[peer].name, results[peer])
 	}
-	return nil
 }
 
 // othersCPU is the editor sides' CPU time of every session but i's.

@@ -302,26 +302,7 @@ func summarize(ds []time.Duration) stat {
 func measure(o options, w *world, ed *editor) (*result, error) {
 	ctx := context.Background()
 	main, store := filepath.Join(w.ws, "main.go"), filepath.Join(w.ws, "store", "store.go")
-	qs := []question{
-		{"definition (Greet, from its use in main.go)", "textDocument/definition",
-			codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}},
-			func(ctx context.Context, s asker, at codeintel.DocPos) error {
-				locs, err := s.Definition(ctx, at)
-				if err == nil && len(locs) != 1 {
-					err = fmt.Errorf("%d definitions", len(locs))
-				}
-				return err
-			}},
-		{"references (Store.Total, in store.go)", "textDocument/references",
-			codeintel.DocPos{Path: store, Pos: codeintel.Position{Line: 29, Character: 16}},
-			func(ctx context.Context, s asker, at codeintel.DocPos) error {
-				locs, err := s.References(ctx, at)
-				if err == nil && len(locs) != 2 {
-					err = fmt.Errorf("%d references", len(locs))
-				}
-				return err
-			}},
-	}
+	qs := questions(main, store)
 
 	// The editor source, found as gemkit mcp finds it.
 	env := map[string]string{"TMPDIR": w.tmp, "HOME": w.home}
@@ -363,19 +344,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 	// Each way is measured alone: the second gopls starts once the
 	// editor's figures are taken, so that its loading takes no CPU from
 	// them.
-	times := func(a asker, q question) (stat, error) {
-		var ds []time.Duration
-		for i := 0; i < warm+o.n; i++ {
-			t0 := time.Now()
-			if err := q.ask(ctx, a, q.at); err != nil {
-				return stat{}, fmt.Errorf("%s: %w", q.name, err)
-			}
-			if i >= warm {
-				ds = append(ds, time.Since(t0))
-			}
-		}
-		return summarize(ds), nil
-	}
+	times := func(a asker, q question) (stat, error) { return timeAsks(ctx, a, q, warm, o.n) }
 	for _, q := range qs {
 		r := row{name: q.name}
 		var err error
@@ -416,21 +385,66 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 		}
 	}
 
-	pid := ed.cmd.Process.Pid
-	for _, p := range proc.Tree(pid) {
-		rss, _ := proc.StatusBytes(p, "VmRSS")
-		res.nvimRSS += rss
-		switch comm(p) {
-		case "gopls":
-			res.goplsN++
-			res.goplsRSS += rss
-		case "gemkit":
-			res.companion += rss
-		}
-	}
+	res.addEditorMemory(ed.cmd.Process.Pid)
 	res.second, _ = proc.StatusBytes(direct.Pid(), "VmRSS")
 	res.load, _ = proc.LoadAverage()
 	return res, nil
+}
+
+// questions are the two questions asked each way: a definition from a
+// use in main, and the references of a method in store.
+func questions(main, store string) []question {
+	return []question{
+		{"definition (Greet, from its use in main.go)", "textDocument/definition",
+			codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}},
+			func(ctx context.Context, s asker, at codeintel.DocPos) error {
+				locs, err := s.Definition(ctx, at)
+				if err == nil && len(locs) != 1 {
+					err = fmt.Errorf("%d definitions", len(locs))
+				}
+				return err
+			}},
+		{"references (Store.Total, in store.go)", "textDocument/references",
+			codeintel.DocPos{Path: store, Pos: codeintel.Position{Line: 29, Character: 16}},
+			func(ctx context.Context, s asker, at codeintel.DocPos) error {
+				locs, err := s.References(ctx, at)
+				if err == nil && len(locs) != 2 {
+					err = fmt.Errorf("%d references", len(locs))
+				}
+				return err
+			}},
+	}
+}
+
+// timeAsks asks q of a warm+n times and sums up the last n.
+func timeAsks(ctx context.Context, a asker, q question, warm, n int) (stat, error) {
+	var ds []time.Duration
+	for i := 0; i < warm+n; i++ {
+		t0 := time.Now()
+		if err := q.ask(ctx, a, q.at); err != nil {
+			return stat{}, fmt.Errorf("%s: %w", q.name, err)
+		}
+		if i >= warm {
+			ds = append(ds, time.Since(t0))
+		}
+	}
+	return summarize(ds), nil
+}
+
+// addEditorMemory adds up the resident memory of Neovim's process tree:
+// all of it, its gopls, and gemkit's companion.
+func (r *result) addEditorMemory(pid int) {
+	for _, p := range proc.Tree(pid) {
+		rss, _ := proc.StatusBytes(p, "VmRSS")
+		r.nvimRSS += rss
+		switch comm(p) {
+		case "gopls":
+			r.goplsN++
+			r.goplsRSS += rss
+		case "gemkit":
+			r.companion += rss
+		}
+	}
 }
 
 func (r *result) print(out io.Writer, o options) {

@@ -123,42 +123,9 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 			return err
 		}
 	}
-	src := filepath.Join(root, "interop", "mcp-servers", "node_modules")
-	if real, err := filepath.EvalSymlinks(src); err == nil {
-		src = real
-	}
-	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-everything")); err != nil {
-		return fmt.Errorf("interop/mcp-servers/node_modules is needed: run `npm ci` in interop/mcp-servers (%w)", err)
-	}
-	home, ws, ext := filepath.Join(tmp, "home"), filepath.Join(tmp, "ws"), filepath.Join(tmp, "ext")
-	for _, d := range []string{home, ws, ext} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	if out, err := exec.Command("cp", "-a", src, filepath.Join(ext, "node_modules")).CombinedOutput(); err != nil {
-		return fmt.Errorf("copy the servers: %v: %s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(ext, "gemini-extension.json"), []byte(manifest), 0o644); err != nil {
+	ws, ext, env, refEnv, err := setUpExtension(root, tmp, bin, ref)
+	if err != nil {
 		return err
-	}
-	env := environ(home, tmp)
-	// The reference gets a home of its own, where it links the same
-	// folder and records consent, and keeps its digest cache, as it
-	// would itself.
-	refEnv := environ(filepath.Join(tmp, "home-ref"), tmp)
-	for _, l := range []struct {
-		bin string
-		env []string
-	}{{bin, env}, {ref, refEnv}} {
-		if l.bin == "" {
-			continue
-		}
-		link := exec.Command(l.bin, "extensions", "link", "--consent", ext)
-		link.Env = l.env
-		if out, err := link.CombinedOutput(); err != nil {
-			return fmt.Errorf("link with %s: %v: %s", l.bin, err, out)
-		}
 	}
 	var npx *npxSetup
 	if withNPX {
@@ -172,6 +139,91 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	// change may hide in the timestamps' granularity): the starts measure
 	// that case, not a folder copied a moment ago.
 	time.Sleep(extension.RacyWindow + 100*time.Millisecond)
+	sides, at, err := buildSides(root, tmp, ws, ext, bin, ref, env, refEnv, peers, npx)
+	if err != nil {
+		return err
+	}
+	load := loadavg()
+	// Each round starts every side once, in an order of its own (a
+	// shuffle, seeded so that a run can be repeated): no side always
+	// follows the same other one, whose exit may leave the machine busier
+	// or its caches warmer. The costs below are paired by round.
+	order := rand.New(rand.NewPCG(seed, 0))
+	var r results
+	if err := r.coldStarts(sides, starts, order, tmp); err != nil {
+		return err
+	}
+	if err := r.warmCalls(sides, n, order); err != nil {
+		return err
+	}
+	fmt.Printf("%s/%s, %d CPUs; %d calls and %d cold starts of each, in rounds of one of each (starts in a shuffled order, seed %d)\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, starts, seed)
+	fmt.Printf("load average before: %s, after: %s\n", load, loadavg())
+	r.printTable(sides, at)
+	r.printPaired(sides, at)
+	r.printNPX(sides, at, npx)
+	return nil
+}
+
+// setUpExtension copies interop/mcp-servers's server-everything into an
+// extension folder, as a published extension ships it, and links it
+// with consent in the home of gemkit and of the reference (each its own,
+// where it records consent and keeps its digest cache, as it would
+// itself). It returns the workspace, the extension folder, and the
+// environments of the two.
+func setUpExtension(root, tmp, bin, ref string) (ws, ext string, env, refEnv []string, err error) {
+	src := filepath.Join(root, "interop", "mcp-servers", "node_modules")
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real
+	}
+	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-everything")); err != nil {
+		return "", "", nil, nil, fmt.Errorf("interop/mcp-servers/node_modules is needed: run `npm ci` in interop/mcp-servers (%w)", err)
+	}
+	home := filepath.Join(tmp, "home")
+	ws, ext = filepath.Join(tmp, "ws"), filepath.Join(tmp, "ext")
+	for _, d := range []string{home, ws, ext} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", "", nil, nil, err
+		}
+	}
+	if out, err := exec.Command("cp", "-a", src, filepath.Join(ext, "node_modules")).CombinedOutput(); err != nil {
+		return "", "", nil, nil, fmt.Errorf("copy the servers: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(ext, "gemini-extension.json"), []byte(manifest), 0o644); err != nil {
+		return "", "", nil, nil, err
+	}
+	env = environ(home, tmp)
+	// The reference gets a home of its own, where it links the same
+	// folder and records consent, and keeps its digest cache, as it
+	// would itself.
+	refEnv = environ(filepath.Join(tmp, "home-ref"), tmp)
+	for _, l := range []struct {
+		bin string
+		env []string
+	}{{bin, env}, {ref, refEnv}} {
+		if l.bin == "" {
+			continue
+		}
+		link := exec.Command(l.bin, "extensions", "link", "--consent", ext)
+		link.Env = l.env
+		if out, err := link.CombinedOutput(); err != nil {
+			return "", "", nil, nil, fmt.Errorf("link with %s: %v: %s", l.bin, err, out)
+		}
+	}
+	return ws, ext, env, refEnv, nil
+}
+
+// sideIndex says where the optional sides sit in the list, -1 for one
+// left out; the peers run from peerFirst to npxFirst, the npx sides
+// from npxFirst.
+type sideIndex struct {
+	relayAt, pollAt, pollSidAt, refAt, peerFirst, npxFirst int
+}
+
+// buildSides lists the ways to reach the server: through gemkit, bare,
+// through the relays that stand beside gemkit, through the reference,
+// under the peers' sandboxes and as npx starts it.
+func buildSides(root, tmp, ws, ext, bin, ref string, env, refEnv []string, peers bool, npx *npxSetup) ([]side, sideIndex, error) {
+	var at sideIndex
 	script := filepath.Join(ext, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	sides := []side{
 		{name: "through gemkit (sandboxed)", tool: "realmcp_echo", cmd: func() *exec.Cmd {
@@ -187,7 +239,7 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, at, err
 	}
 	sides = append(sides, side{name: "through a byte copier", tool: "echo", cmd: func() *exec.Cmd {
 		c := exec.Command(self, "node", script)
@@ -196,9 +248,9 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	}})
 	// The least any relaying process can do: testdata/relay.c, two
 	// threads each blocked in read(2), built here with the C compiler.
-	relayAt := len(sides)
+	at.relayAt = len(sides)
 	if relay, err := buildRelay(root, tmp); err != nil {
-		relayAt = -1
+		at.relayAt = -1
 		fmt.Fprintln(os.Stderr, "extmcp: the C relay's side is left out:", err)
 	} else {
 		sides = append(sides, side{name: "through a C relay", tool: "echo", cmd: func() *exec.Cmd {
@@ -210,7 +262,7 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	// The same copy with both ends in the poller, read and written with
 	// raw system calls (internal/pipeio), as gemkit mcp reads its client
 	// and its server: what a Go relay with gemkit's I/O adds.
-	pollAt := len(sides)
+	at.pollAt = len(sides)
 	sides = append(sides, side{name: "through a Go relay in the poller", tool: "echo", cmd: func() *exec.Cmd {
 		c := exec.Command(self, "node", script)
 		c.Dir, c.Env = ws, append(env, copierEnv+"=poll")
@@ -219,15 +271,15 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	// The same relay with its node in a session of its own (setsid), as
 	// gemkit's sandbox starts a server: the kernel's autogroup then
 	// schedules the node in a group of its own.
-	pollSidAt := len(sides)
+	at.pollSidAt = len(sides)
 	sides = append(sides, side{name: "through a Go relay, own session", tool: "echo", cmd: func() *exec.Cmd {
 		c := exec.Command(self, "node", script)
 		c.Dir, c.Env = ws, append(env, copierEnv+"=pollsid")
 		return c
 	}})
-	refAt := len(sides)
+	at.refAt = len(sides)
 	if ref == "" {
-		refAt = -1
+		at.refAt = -1
 	} else {
 		sides = append(sides, side{name: "through the reference", tool: "realmcp_echo", cmd: func() *exec.Cmd {
 			c := exec.Command(ref, "mcp", "--code-intel=false", "--extension-servers")
@@ -235,19 +287,29 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 			return c
 		}})
 	}
-	peerFirst := len(sides)
+	at.peerFirst = len(sides)
 	if peers {
 		sides = append(sides, peerSides(root, tmp, ws, script, env)...)
 	}
-	npxFirst := len(sides)
+	at.npxFirst = len(sides)
 	if npx != nil {
 		sides = append(sides, npx.sides(ws)...)
 	}
+	return sides, at, nil
+}
 
+// results holds each side's measures, by side and then by round.
+type results struct {
+	warm, cold, listed, coldCPU [][]time.Duration
+	cpuPerCall                  []time.Duration
+}
+
+// coldStarts starts each side once a round, starts rounds, in the
+// order's shuffles.
+func (r *results) coldStarts(sides []side, starts int, order *rand.Rand, tmp string) error {
 	perf, _ := exec.LookPath("perf")
-	load := loadavg()
-	cold := make([][]time.Duration, len(sides))
-	listed := make([][]time.Duration, len(sides))
+	r.cold = make([][]time.Duration, len(sides))
+	r.listed = make([][]time.Duration, len(sides))
 	// The CPU time of each cold start's whole process tree, to its exit:
 	// unlike the time, the machine's load does not inflate it many times
 	// over. With perf on PATH it is counted in rounds of their own, each
@@ -255,12 +317,7 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	// the side starts (bubblewrap and sandbox-runtime do not wait(2) for
 	// all of theirs); else it is what wait4 says of the side's process
 	// and all it waited for.
-	coldCPU := make([][]time.Duration, len(sides))
-	// Each round starts every side once, in an order of its own (a
-	// shuffle, seeded so that a run can be repeated): no side always
-	// follows the same other one, whose exit may leave the machine busier
-	// or its caches warmer. The costs below are paired by round.
-	order := rand.New(rand.NewPCG(seed, 0))
+	r.coldCPU = make([][]time.Duration, len(sides))
 	for range starts {
 		for _, i := range order.Perm(len(sides)) {
 			s := sides[i]
@@ -268,19 +325,26 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 			if err != nil {
 				return fmt.Errorf("%s: cold start: %w", s.name, err)
 			}
-			coldCPU[i] = append(coldCPU[i], cpu)
-			listed[i] = append(listed[i], list)
-			cold[i] = append(cold[i], call)
+			r.coldCPU[i] = append(r.coldCPU[i], cpu)
+			r.listed[i] = append(r.listed[i], list)
+			r.cold[i] = append(r.cold[i], call)
 		}
 	}
 	if perf != "" {
 		if counted, err := perfRounds(sides, starts, order, perf, filepath.Join(tmp, "perf-stat")); err != nil {
 			fmt.Fprintf(os.Stderr, "extmcp: the CPU time is wait4's, perf stat failed: %v\n", err)
 		} else {
-			coldCPU = counted
+			r.coldCPU = counted
 		}
 	}
-	warm := make([][]time.Duration, len(sides))
+	return nil
+}
+
+// warmCalls makes n calls of each side's tool over one session each,
+// a round at a time in the order's shuffles, and the CPU time a call
+// costs the process started.
+func (r *results) warmCalls(sides []side, n int, order *rand.Rand) error {
+	r.warm = make([][]time.Duration, len(sides))
 	conns := make([]*mcpline.Conn, len(sides))
 	for i, s := range sides {
 		c, err := dial(s)
@@ -309,19 +373,27 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 			if err != nil {
 				return fmt.Errorf("%s: call: %w", s.name, err)
 			}
-			warm[i] = append(warm[i], time.Since(start))
+			r.warm[i] = append(r.warm[i], time.Since(start))
 			if !strings.Contains(string(raw), "bench") {
 				return fmt.Errorf("%s: call answered %s", s.name, raw)
 			}
 		}
 	}
-	cpuPerCall := make([]time.Duration, len(sides))
+	r.cpuPerCall = make([]time.Duration, len(sides))
 	for i, c := range conns {
-		cpuPerCall[i] = (cpuTime(c.Cmd.Process.Pid) - cpuBefore[i]) / time.Duration(n)
+		r.cpuPerCall[i] = (cpuTime(c.Cmd.Process.Pid) - cpuBefore[i]) / time.Duration(n)
 	}
-	fmt.Printf("%s/%s, %d CPUs; %d calls and %d cold starts of each, in rounds of one of each (starts in a shuffled order, seed %d)\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, starts, seed)
-	fmt.Printf("load average before: %s, after: %s\n", load, loadavg())
-	const row = "%-40s %14s %14s %14s %14s %14s\n"
+	return nil
+}
+
+// row is the layout of the table's lines.
+const row = "%-40s %14s %14s %14s %14s %14s\n"
+
+// printTable prints each side's medians, then what each costs over bare
+// and gemkit's cost less each peer's.
+func (r *results) printTable(sides []side, at sideIndex) {
+	warm, listed, cold, coldCPU := r.warm, r.listed, r.cold, r.coldCPU
+	relayAt, pollAt, pollSidAt, refAt, peerFirst, npxFirst := at.relayAt, at.pollAt, at.pollSidAt, at.refAt, at.peerFirst, at.npxFirst
 	fmt.Println("first list: from the spawn to the answer of initialize and then of a tools/list that holds the tool; cold start: to the answer of the first tools/call after it")
 	fmt.Printf(row, "", "call p50", "call p90", "first list p50", "cold start p50", "start CPU p50")
 	for i, s := range sides {
@@ -347,6 +419,12 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 		fmt.Printf(row, "gemkit's cost − "+sides[i].name[len("under "):]+"'s", ms(pct(warm[0], 50)-pct(warm[i], 50)), "",
 			ms(pct(listed[0], 50)-pct(listed[i], 50)), ms(pct(cold[0], 50)-pct(cold[i], 50)), ms(pct(coldCPU[0], 50)-pct(coldCPU[i], 50)))
 	}
+}
+
+// printPaired prints the costs paired by round.
+func (r *results) printPaired(sides []side, at sideIndex) {
+	warm, cold, coldCPU := r.warm, r.cold, r.coldCPU
+	relayAt, pollAt, pollSidAt, refAt, peerFirst, npxFirst := at.relayAt, at.pollAt, at.pollSidAt, at.refAt, at.peerFirst, at.npxFirst
 	// The same costs paired by round: each round's difference, then
 	// their median, with the range that holds the true median with 95%
 	// confidence (order statistics of the differences). A difference of
@@ -387,10 +465,18 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 		// starts two (itself and its sandbox child).
 		paired("a Go relay in the poller over "+sides[i].name[len("under "):], pollAt, i)
 	}
+}
+
+// printNPX prints the npx sides' costs against the pinned package run
+// bare from its tree, when they ran, then the CPU per call and the
+// targets.
+func (r *results) printNPX(sides []side, at sideIndex, npx *npxSetup) {
+	warm, listed, cold, coldCPU, cpuPerCall := r.warm, r.listed, r.cold, r.coldCPU, r.cpuPerCall
+	npxFirst := at.npxFirst
 	if npx == nil {
 		printCPU(sides, cpuPerCall)
 		fmt.Println("targets (issue 45): a call at most 0.1 ms over bare at p50; a cold start at most 10 ms more over bare than bubblewrap's (gemkit over bubblewrap, paired)")
-		return nil
+		return
 	}
 	// The npx sides, against the pinned package run bare from its tree.
 	bareNPX := npxFirst + 1
@@ -402,7 +488,6 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	printCPU(sides, cpuPerCall)
 	fmt.Println("targets (issue 45): a call at most 0.1 ms over bare at p50; a cold start at most 10 ms more over bare than bubblewrap's (gemkit over bubblewrap, paired)")
 	fmt.Printf("npx: %s\n", npx.pinned)
-	return nil
 }
 
 // printCPU prints the CPU time per call of the processes on the client's

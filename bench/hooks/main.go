@@ -86,30 +86,9 @@ func bench(n int, bin, ref string) error {
 	fmt.Printf("load average at the start: %s\n", loadavg())
 	fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", "hook", "bare p50", "bare p90", "gemkit p50", "gemkit p90", "added at p50", "bare CPU", "gemkit CPU", "CPU added")
 	for i, h := range hooks {
-		name := fmt.Sprintf("bench-hook-%d", i)
-		src := filepath.Join(root, "src", name)
-		files := map[string]string{
-			"gemini-extension.json": `{"name": "` + name + `", "version": "1.0.0"}`,
-			"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": ` + quoteJSON(h.command) + `}]}]}}`,
-		}
-		for k, v := range h.files {
-			files[k] = v
-		}
-		for rel, body := range files {
-			p := filepath.Join(src, rel)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				return err
-			}
-		}
-		for _, args := range [][]string{{"extensions", "link", src, "--consent"}, {"extensions", "sandbox", name}} {
-			cmd := exec.Command(bin, args...)
-			cmd.Dir, cmd.Env = ws, env
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("gemkit %v: %v\n%s", args, err, out)
-			}
+		name, src, err := installHook(bin, root, ws, env, i, h)
+		if err != nil {
+			return err
 		}
 		bare := strings.ReplaceAll(h.command, "${extensionPath}", src)
 		through := bin + " extensions hook --home " + home + " " + name + " BeforeTool-1"
@@ -165,6 +144,37 @@ func bench(n int, bin, ref string) error {
 	}
 	fmt.Printf("load average at the end: %s\n", loadavg())
 	return nil
+}
+
+// installHook writes the i-th hook's extension, links it with consent
+// and switches it to the sandbox, as a person would.
+func installHook(bin, root, ws string, env []string, i int, h hook) (name, src string, err error) {
+	name = fmt.Sprintf("bench-hook-%d", i)
+	src = filepath.Join(root, "src", name)
+	files := map[string]string{
+		"gemini-extension.json": `{"name": "` + name + `", "version": "1.0.0"}`,
+		"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": ` + quoteJSON(h.command) + `}]}]}}`,
+	}
+	for k, v := range h.files {
+		files[k] = v
+	}
+	for rel, body := range files {
+		p := filepath.Join(src, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	for _, args := range [][]string{{"extensions", "link", src, "--consent"}, {"extensions", "sandbox", name}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = ws, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("gemkit %v: %v\n%s", args, err, out)
+		}
+	}
+	return name, src, nil
 }
 
 // runOnce runs command as Gemini CLI runs a hook (bash -c, the input on

@@ -91,31 +91,9 @@ func run(n, starts, exts, tools int) error {
 	want := exts*tools + 1 // and read_doc
 
 	// tools/list from process start, beside `extensions list --json`.
-	var cold, list []time.Duration
-	for range starts {
-		start := time.Now()
-		s, err := startServer(bin, mcpArgs, env)
-		if err != nil {
-			return err
-		}
-		got, err := s.listTools(nil)
-		d := s.Read.Sub(start)
-		s.Close()
-		if err != nil {
-			return err
-		}
-		if got != want {
-			return fmt.Errorf("tools/list gave %d tools, want %d", got, want)
-		}
-		cold = append(cold, d)
-
-		cmd := exec.Command(bin, "extensions", "--home", home, "--workspace", ws, "list", "--json")
-		cmd.Env = env
-		start = time.Now()
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("extensions list: %w", err)
-		}
-		list = append(list, time.Since(start))
+	cold, list, err := coldLists(bin, mcpArgs, env, home, ws, starts, want)
+	if err != nil {
+		return err
 	}
 
 	s, err := startServer(bin, mcpArgs, env)
@@ -140,37 +118,9 @@ func run(n, starts, exts, tools int) error {
 	}
 
 	// One tool, three ways, interleaved.
-	in, err := st.Get("bench-ext-000")
+	viaMCP, viaRun, inProc, err := toolCalls(s, st, bin, env, home, ws, n)
 	if err != nil {
 		return err
-	}
-	runner := &toolrun.Runner{Launcher: &sandbox.Launcher{Exe: bin}, Consent: st, Installed: st, Environ: env, Protected: []string{filepath.Dir(st.Dir())}}
-	var viaMCP, viaRun, inProc []time.Duration
-	for range n {
-		start := time.Now()
-		text, err := s.call("bench-ext-000_tool0")
-		if err != nil {
-			return err
-		}
-		if text != "ok\n" {
-			return fmt.Errorf("the tool answered %q through gemkit mcp", text)
-		}
-		viaMCP = append(viaMCP, time.Since(start))
-
-		cmd := exec.Command(bin, "extensions", "--home", home, "--workspace", ws, "run", "bench-ext-000", "tool0")
-		cmd.Env = env
-		start = time.Now()
-		if out, err := cmd.Output(); err != nil || string(out) != "ok\n" {
-			return fmt.Errorf("extensions run: %v %q", err, out)
-		}
-		viaRun = append(viaRun, time.Since(start))
-
-		start = time.Now()
-		res, err := runner.Run(context.Background(), toolrun.Call{Extension: in.Extension, Tool: "tool0", Workspace: ws})
-		if err != nil || res.Text != "ok\n" {
-			return fmt.Errorf("in-process run: %v", err)
-		}
-		inProc = append(inProc, time.Since(start))
 	}
 
 	row := func(name string, d []time.Duration, note string) {
@@ -189,6 +139,74 @@ func run(n, starts, exts, tools int) error {
 	fmt.Printf("\noverhead of gemkit mcp over the same runner, p50: %.2f ms (target <= 2 ms)\n", ms(over))
 	fmt.Printf("gemkit mcp call minus gemkit extensions run, p50: %.2f ms (negative: the server saves the process start)\n", ms(pct(viaMCP, 50)-pct(viaRun, 50)))
 	return nil
+}
+
+// coldLists times tools/list from the process start of gemkit mcp,
+// starts times, beside `extensions list --json` as a whole process.
+func coldLists(bin string, mcpArgs, env []string, home, ws string, starts, want int) (cold, list []time.Duration, err error) {
+	for range starts {
+		start := time.Now()
+		s, err := startServer(bin, mcpArgs, env)
+		if err != nil {
+			return nil, nil, err
+		}
+		got, err := s.listTools(nil)
+		d := s.Read.Sub(start)
+		s.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		if got != want {
+			return nil, nil, fmt.Errorf("tools/list gave %d tools, want %d", got, want)
+		}
+		cold = append(cold, d)
+
+		cmd := exec.Command(bin, "extensions", "--home", home, "--workspace", ws, "list", "--json")
+		cmd.Env = env
+		start = time.Now()
+		if err := cmd.Run(); err != nil {
+			return nil, nil, fmt.Errorf("extensions list: %w", err)
+		}
+		list = append(list, time.Since(start))
+	}
+	return cold, list, nil
+}
+
+// toolCalls times one tool n times three ways, interleaved: through
+// gemkit mcp, as `gemkit extensions run`, and with toolrun in process.
+func toolCalls(s *server, st *extension.Store, bin string, env []string, home, ws string, n int) (viaMCP, viaRun, inProc []time.Duration, err error) {
+	in, err := st.Get("bench-ext-000")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	runner := &toolrun.Runner{Launcher: &sandbox.Launcher{Exe: bin}, Consent: st, Installed: st, Environ: env, Protected: []string{filepath.Dir(st.Dir())}}
+	for range n {
+		start := time.Now()
+		text, err := s.call("bench-ext-000_tool0")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if text != "ok\n" {
+			return nil, nil, nil, fmt.Errorf("the tool answered %q through gemkit mcp", text)
+		}
+		viaMCP = append(viaMCP, time.Since(start))
+
+		cmd := exec.Command(bin, "extensions", "--home", home, "--workspace", ws, "run", "bench-ext-000", "tool0")
+		cmd.Env = env
+		start = time.Now()
+		if out, err := cmd.Output(); err != nil || string(out) != "ok\n" {
+			return nil, nil, nil, fmt.Errorf("extensions run: %v %q", err, out)
+		}
+		viaRun = append(viaRun, time.Since(start))
+
+		start = time.Now()
+		res, err := runner.Run(context.Background(), toolrun.Call{Extension: in.Extension, Tool: "tool0", Workspace: ws})
+		if err != nil || res.Text != "ok\n" {
+			return nil, nil, nil, fmt.Errorf("in-process run: %v", err)
+		}
+		inProc = append(inProc, time.Since(start))
+	}
+	return viaMCP, viaRun, inProc, nil
 }
 
 // install creates and installs count extensions of tools tools each, with

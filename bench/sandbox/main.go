@@ -110,63 +110,12 @@ func bench(n int, exe string) error {
 		return err
 	}
 	modes = append(modes, toolRun)
-	memRoot := memoryCgroup()
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
-		// bwrap builds the very view gemkit builds: the same steps.
-		plan, err := sandbox.RootPlan(&sandbox.Command{Policy: policy, Path: tool, Env: env, Dir: ws})
+		bwModes, err := bwrapModes(bwrap, root, ws, tool, env, policy)
 		if err != nil {
 			return err
 		}
-		empty := filepath.Join(root, "empty")
-		if err := os.Mkdir(empty, 0o555); err != nil {
-			return err
-		}
-		binds, placeholders := bwrapArgs(plan, empty)
-		binds = append(binds, "--chdir", ws, "--die-with-parent", "--cap-drop", "ALL", "--new-session")
-		bw := func(memcg bool, extra ...string) func(context.Context) error {
-			args := append(append(append([]string{}, extra...), binds...), tool)
-			return func(ctx context.Context) error {
-				// bwrap leaves the mount points it made for absent
-				// protected paths on the host: removed after each run,
-				// as sandbox-runtime does and gemkit does.
-				defer func() {
-					for _, p := range placeholders {
-						_ = os.Remove(p)
-					}
-				}()
-				cmd := exec.CommandContext(ctx, bwrap, args...)
-				cmd.Env = env
-				if !memcg || memRoot == "" {
-					return cmd.Run()
-				}
-				// The same memory bound, made the same way: a cgroup
-				// per run, the process moved in, removed after.
-				dir := filepath.Join(memRoot, fmt.Sprintf("gemkit-bench-%d", time.Now().UnixNano()))
-				if err := os.Mkdir(dir, 0o755); err != nil {
-					return err
-				}
-				// Removed as gemkit removes its own: the kernel may take a
-				// moment to release a group whose last process just died.
-				defer func() {
-					for try := 0; try < 1000 && os.Remove(dir) != nil; try++ {
-						time.Sleep(time.Millisecond)
-					}
-				}()
-				if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte("2147483648"), 0); err != nil {
-					return err
-				}
-				if err := cmd.Start(); err != nil {
-					return err
-				}
-				_ = os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(cmd.Process.Pid)), 0)
-				return cmd.Wait()
-			}
-		}
-		ns := []string{"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc"}
-		modes = append(modes,
-			mode{"bwrap-mntns", "bwrap: user + mount + net + pid + ipc namespaces, the very root gemkit builds (sandbox.RootPlan)", bw(false, ns...)},
-			mode{"bwrap-memcg", "as bwrap-mntns + a v1 memory cgroup made per run (root only; else as bwrap-mntns)", bw(true, ns...)},
-		)
+		modes = append(modes, bwModes...)
 	} else {
 		fmt.Fprintln(os.Stderr, "bwrap not found (apt-get install bubblewrap): reference rows skipped")
 	}
@@ -185,6 +134,13 @@ func bench(n int, exe string) error {
 		}
 	}
 
+	printModes(modes, samples, n, tool, exe)
+	return nil
+}
+
+// printModes prints each mode's spawn-to-exit figures and its overhead
+// over the first, direct, mode.
+func printModes(modes []mode, samples [][]time.Duration, n int, tool, exe string) {
 	child := exe
 	if child == "" {
 		child = "this bench binary"
@@ -203,7 +159,73 @@ func bench(n int, exe string) error {
 	}
 	fmt.Println()
 	fmt.Println("targets: overhead p50 <= 15 ms with network isolation, <= 5 ms without (gemkit-fs); gemkit-mntns no worse than bwrap-mntns, gemkit-memcg no worse than bwrap-memcg")
-	return nil
+}
+
+// bwrapModes are the reference rows: bwrap building the very view
+// gemkit builds (sandbox.RootPlan), without and with a memory cgroup.
+func bwrapModes(bwrap, root, ws, tool string, env []string, policy sandbox.Policy) ([]mode, error) {
+	memRoot := memoryCgroup()
+	// bwrap builds the very view gemkit builds: the same steps.
+	plan, err := sandbox.RootPlan(&sandbox.Command{Policy: policy, Path: tool, Env: env, Dir: ws})
+	if err != nil {
+		return nil, err
+	}
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o555); err != nil {
+		return nil, err
+	}
+	binds, placeholders := bwrapArgs(plan, empty)
+	binds = append(binds, "--chdir", ws, "--die-with-parent", "--cap-drop", "ALL", "--new-session")
+	bw := func(memcg bool, extra ...string) func(context.Context) error {
+		args := append(append(append([]string{}, extra...), binds...), tool)
+		return func(ctx context.Context) error {
+			// bwrap leaves the mount points it made for absent
+			// protected paths on the host: removed after each run,
+			// as sandbox-runtime does and gemkit does.
+			defer func() {
+				for _, p := range placeholders {
+					_ = os.Remove(p)
+				}
+			}()
+			cmd := exec.CommandContext(ctx, bwrap, args...)
+			cmd.Env = env
+			if !memcg || memRoot == "" {
+				return cmd.Run()
+			}
+			return runInMemcg(cmd, memRoot)
+		}
+	}
+	ns := []string{"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc"}
+	return []mode{
+		{"bwrap-mntns", "bwrap: user + mount + net + pid + ipc namespaces, the very root gemkit builds (sandbox.RootPlan)", bw(false, ns...)},
+		{"bwrap-memcg", "as bwrap-mntns + a v1 memory cgroup made per run (root only; else as bwrap-mntns)", bw(true, ns...)},
+	}, nil
+}
+
+// runInMemcg runs cmd in a memory cgroup of its own under memRoot, made
+// for the run as gemkit makes its own.
+func runInMemcg(cmd *exec.Cmd, memRoot string) error {
+	// The same memory bound, made the same way: a cgroup
+	// per run, the process moved in, removed after.
+	dir := filepath.Join(memRoot, fmt.Sprintf("gemkit-bench-%d", time.Now().UnixNano()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	// Removed as gemkit removes its own: the kernel may take a
+	// moment to release a group whose last process just died.
+	defer func() {
+		for try := 0; try < 1000 && os.Remove(dir) != nil; try++ {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte("2147483648"), 0); err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	_ = os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(cmd.Process.Pid)), 0)
+	return cmd.Wait()
 }
 
 // toolRunMode is a whole tool call as `gemkit extensions run` makes it

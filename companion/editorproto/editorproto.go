@@ -244,148 +244,199 @@ func absPath(method, field, p string) error {
 	return nil
 }
 
+// apply hands one editor message to ev, after checking its params the
+// way the protocol states them; an unknown method is the JSON-RPC
+// "method not found".
 func (c *Conn) apply(method string, raw json.RawMessage, ev companion.Events) error {
 	switch method {
 	case MethodFocus, MethodSelection:
-		var p struct {
-			Path         string       `json:"path"`
-			Cursor       *cursorParam `json:"cursor"`
-			SelectedText *string      `json:"selectedText"`
-		}
-		if err := decodeParams(method, raw, &p); err != nil {
-			return err
-		}
-		if err := absPath(method, "path", p.Path); err != nil {
-			return err
-		}
-		cur, err := p.Cursor.cursor(method)
-		if err != nil {
-			return err
-		}
-		sel := ""
-		if p.SelectedText != nil {
-			sel = *p.SelectedText
-		}
-		if method == MethodFocus {
-			ev.Focus(p.Path, cur, sel)
-			return nil
-		}
-		if cur == nil {
-			return invalidParams(method, "cursor is required")
-		}
-		ev.Selection(p.Path, *cur, sel)
+		return applyFocus(method, raw, ev)
 	case MethodClose, MethodDelete:
-		var p struct {
-			Path string `json:"path"`
-		}
-		if err := decodeParams(method, raw, &p); err != nil {
-			return err
-		}
-		if err := absPath(method, "path", p.Path); err != nil {
-			return err
-		}
-		if method == MethodClose {
-			ev.Close(p.Path)
-		} else {
-			ev.Delete(p.Path)
-		}
+		return applyPathEvent(method, raw, ev)
 	case MethodRename:
-		var p struct {
-			OldPath string `json:"oldPath"`
-			NewPath string `json:"newPath"`
-		}
-		if err := decodeParams(method, raw, &p); err != nil {
-			return err
-		}
-		if err := absPath(method, "oldPath", p.OldPath); err != nil {
-			return err
-		}
-		if err := absPath(method, "newPath", p.NewPath); err != nil {
-			return err
-		}
-		ev.Rename(p.OldPath, p.NewPath)
+		return applyRename(method, raw, ev)
 	case MethodWorkspaceUpdate:
-		var p struct {
-			Paths   *[]string `json:"paths"`
-			Trusted *bool     `json:"trusted"`
-		}
-		if err := decodeParams(method, raw, &p); err != nil {
-			return err
-		}
-		var paths []string
-		if p.Paths != nil {
-			paths = append([]string{}, *p.Paths...)
-			for _, ws := range paths {
-				if err := absPath(method, "paths[]", ws); err != nil {
-					return err
-				}
-			}
-		}
-		if err := ev.UpdateWorkspace(paths, p.Trusted); err != nil {
-			var bad *companion.InvalidWorkspaceError
-			if errors.As(err, &bad) {
-				return invalidParams(method, err.Error())
-			}
-			// The folders were fine; gemkit could not apply them (a
-			// full or read-only disk under the discovery file).
-			return &Error{Code: CodeInternalError, Message: fmt.Sprintf("Internal error for %s: %v", method, err)}
-		}
+		return applyWorkspaceUpdate(method, raw, ev)
 	case MethodDiffAccepted:
-		var p struct {
-			FilePath string  `json:"filePath"`
-			Content  *string `json:"content"`
-		}
-		if err := decodeParams(method, raw, &p); err != nil {
-			return err
-		}
-		if p.FilePath == "" {
-			return invalidParams(method, "filePath is required")
-		}
-		if p.Content == nil {
-			return invalidParams(method, "content (a string) is required")
-		}
-		ev.DiffAccepted(p.FilePath, *p.Content)
+		return applyDiffAccepted(method, raw, ev)
 	case MethodDiffRejected:
-		var p struct {
-			FilePath string `json:"filePath"`
-		}
-		if err := decodeParams(method, raw, &p); err != nil {
-			return err
-		}
-		if p.FilePath == "" {
-			return invalidParams(method, "filePath is required")
-		}
-		ev.DiffRejected(p.FilePath)
+		return applyDiffRejected(method, raw, ev)
 	case MethodMention:
-		var p struct {
-			Path      string `json:"path"`
-			LineStart *int   `json:"lineStart"`
-			LineEnd   *int   `json:"lineEnd"`
-		}
-		if err := decodeParams(method, raw, &p); err != nil {
-			return err
-		}
-		if err := absPath(method, "path", p.Path); err != nil {
-			return err
-		}
-		start, end := 0, 0
-		if p.LineStart != nil {
-			start = *p.LineStart
-			end = start
-			if p.LineEnd != nil {
-				end = *p.LineEnd
-			}
-			if start < 1 || end < start {
-				return invalidParams(method, "lineStart and lineEnd are 1-based, with lineEnd at least lineStart")
-			}
-		} else if p.LineEnd != nil {
-			return invalidParams(method, "lineEnd needs lineStart")
-		}
-		if m, ok := ev.(companion.Mentions); ok {
-			m.Mention(p.Path, start, end)
-		}
+		return applyMention(method, raw, ev)
 	default:
 		return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
+	}
+}
+
+// applyFocus reports the file the editor focused or a selection in it;
+// a selection must say where its cursor is.
+func applyFocus(method string, raw json.RawMessage, ev companion.Events) error {
+	var p struct {
+		Path         string       `json:"path"`
+		Cursor       *cursorParam `json:"cursor"`
+		SelectedText *string      `json:"selectedText"`
+	}
+	if err := decodeParams(method, raw, &p); err != nil {
+		return err
+	}
+	if err := absPath(method, "path", p.Path); err != nil {
+		return err
+	}
+	cur, err := p.Cursor.cursor(method)
+	if err != nil {
+		return err
+	}
+	sel := ""
+	if p.SelectedText != nil {
+		sel = *p.SelectedText
+	}
+	if method == MethodFocus {
+		ev.Focus(p.Path, cur, sel)
+		return nil
+	}
+	if cur == nil {
+		return invalidParams(method, "cursor is required")
+	}
+	ev.Selection(p.Path, *cur, sel)
+	return nil
+}
+
+// applyPathEvent reports a file the editor closed or deleted.
+func applyPathEvent(method string, raw json.RawMessage, ev companion.Events) error {
+	var p struct {
+		Path string `json:"path"`
+	}
+	if err := decodeParams(method, raw, &p); err != nil {
+		return err
+	}
+	if err := absPath(method, "path", p.Path); err != nil {
+		return err
+	}
+	if method == MethodClose {
+		ev.Close(p.Path)
+	} else {
+		ev.Delete(p.Path)
+	}
+	return nil
+}
+
+// applyRename reports a file the editor renamed; both paths are
+// absolute.
+func applyRename(method string, raw json.RawMessage, ev companion.Events) error {
+	var p struct {
+		OldPath string `json:"oldPath"`
+		NewPath string `json:"newPath"`
+	}
+	if err := decodeParams(method, raw, &p); err != nil {
+		return err
+	}
+	if err := absPath(method, "oldPath", p.OldPath); err != nil {
+		return err
+	}
+	if err := absPath(method, "newPath", p.NewPath); err != nil {
+		return err
+	}
+	ev.Rename(p.OldPath, p.NewPath)
+	return nil
+}
+
+// applyWorkspaceUpdate hands new workspace folders and trust to ev. A
+// folder ev refuses is the editor's error; one ev cannot record (a full
+// or read-only disk) is gemkit's.
+func applyWorkspaceUpdate(method string, raw json.RawMessage, ev companion.Events) error {
+	var p struct {
+		Paths   *[]string `json:"paths"`
+		Trusted *bool     `json:"trusted"`
+	}
+	if err := decodeParams(method, raw, &p); err != nil {
+		return err
+	}
+	var paths []string
+	if p.Paths != nil {
+		paths = append([]string{}, *p.Paths...)
+		for _, ws := range paths {
+			if err := absPath(method, "paths[]", ws); err != nil {
+				return err
+			}
+		}
+	}
+	if err := ev.UpdateWorkspace(paths, p.Trusted); err != nil {
+		var bad *companion.InvalidWorkspaceError
+		if errors.As(err, &bad) {
+			return invalidParams(method, err.Error())
+		}
+		// The folders were fine; gemkit could not apply them (a
+		// full or read-only disk under the discovery file).
+		return &Error{Code: CodeInternalError, Message: fmt.Sprintf("Internal error for %s: %v", method, err)}
+	}
+	return nil
+}
+
+// applyDiffAccepted reports a diff the person accepted, with the
+// content as they left it.
+func applyDiffAccepted(method string, raw json.RawMessage, ev companion.Events) error {
+	var p struct {
+		FilePath string  `json:"filePath"`
+		Content  *string `json:"content"`
+	}
+	if err := decodeParams(method, raw, &p); err != nil {
+		return err
+	}
+	if p.FilePath == "" {
+		return invalidParams(method, "filePath is required")
+	}
+	if p.Content == nil {
+		return invalidParams(method, "content (a string) is required")
+	}
+	ev.DiffAccepted(p.FilePath, *p.Content)
+	return nil
+}
+
+// applyDiffRejected reports a diff the person rejected.
+func applyDiffRejected(method string, raw json.RawMessage, ev companion.Events) error {
+	var p struct {
+		FilePath string `json:"filePath"`
+	}
+	if err := decodeParams(method, raw, &p); err != nil {
+		return err
+	}
+	if p.FilePath == "" {
+		return invalidParams(method, "filePath is required")
+	}
+	ev.DiffRejected(p.FilePath)
+	return nil
+}
+
+// applyMention reports a file, or a range of its lines, the person
+// pointed the agent at; an editor's Events that take no mentions drop
+// it.
+func applyMention(method string, raw json.RawMessage, ev companion.Events) error {
+	var p struct {
+		Path      string `json:"path"`
+		LineStart *int   `json:"lineStart"`
+		LineEnd   *int   `json:"lineEnd"`
+	}
+	if err := decodeParams(method, raw, &p); err != nil {
+		return err
+	}
+	if err := absPath(method, "path", p.Path); err != nil {
+		return err
+	}
+	start, end := 0, 0
+	if p.LineStart != nil {
+		start = *p.LineStart
+		end = start
+		if p.LineEnd != nil {
+			end = *p.LineEnd
+		}
+		if start < 1 || end < start {
+			return invalidParams(method, "lineStart and lineEnd are 1-based, with lineEnd at least lineStart")
+		}
+	} else if p.LineEnd != nil {
+		return invalidParams(method, "lineEnd needs lineStart")
+	}
+	if m, ok := ev.(companion.Mentions); ok {
+		m.Mention(p.Path, start, end)
 	}
 	return nil
 }

@@ -93,26 +93,7 @@ func TestClientFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.nextMethod("textDocument/publishDiagnostics")
-			var shown, asked bool
-			for range btoi(tc.show) + btoi(tc.ask) {
-				m := c.next()
-				switch m["method"] {
-				case "window/showDocument":
-					shown = true
-					// The person keeps the focus (a terminal window in
-					// Neovim cannot give it up to showDocument), and the
-					// selection is on the proposal's one line.
-					p := m["params"].(map[string]any)
-					if p["takeFocus"] != false || js(p["selection"]) != `{"end":{"character":0,"line":0},"start":{"character":0,"line":0}}` {
-						t.Fatalf("showDocument %s; want takeFocus false, line 0", js(p))
-					}
-					c.answer(m, map[string]any{"success": true})
-				case "window/showMessageRequest":
-					asked = true
-				default:
-					t.Fatalf("unexpected %s", js(m))
-				}
-			}
+			shown, asked := c.showAndAsk(t, btoi(tc.show)+btoi(tc.ask))
 			if shown != tc.show || asked != tc.ask {
 				t.Fatalf("showDocument %v, showMessageRequest %v; want %v, %v", shown, asked, tc.show, tc.ask)
 			}
@@ -130,6 +111,33 @@ func TestClientFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// showAndAsk reads the n requests a proposal brings beyond its edit and
+// its mark, answers a showDocument, and reports which of showDocument
+// and showMessageRequest came; anything else fails the test.
+func (c *client) showAndAsk(t *testing.T, n int) (shown, asked bool) {
+	t.Helper()
+	for range n {
+		m := c.next()
+		switch m["method"] {
+		case "window/showDocument":
+			shown = true
+			// The person keeps the focus (a terminal window in
+			// Neovim cannot give it up to showDocument), and the
+			// selection is on the proposal's one line.
+			p := m["params"].(map[string]any)
+			if p["takeFocus"] != false || js(p["selection"]) != `{"end":{"character":0,"line":0},"start":{"character":0,"line":0}}` {
+				t.Fatalf("showDocument %s; want takeFocus false, line 0", js(p))
+			}
+			c.answer(m, map[string]any{"success": true})
+		case "window/showMessageRequest":
+			asked = true
+		default:
+			t.Fatalf("unexpected %s", js(m))
+		}
+	}
+	return shown, asked
 }
 
 func btoi(b bool) int {

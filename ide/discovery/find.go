@@ -200,13 +200,43 @@ var ErrDirMissing = errors.New("the discovery directory cannot be read")
 // best-sorted readable file (so that the person gets the "Directory mismatch"
 // message naming the editor's folders).
 func Choose(o ChooseOptions) (*Choice, error) {
+	uid, err := o.fillDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ch := &Choice{Dir: o.Dir, IDEPID: o.IDEPID, Cwd: o.Cwd}
+	if chooseLegacy(ch, o, uid) {
+		return ch, nil
+	}
+	if err := readCandidates(ch, o, uid); err != nil {
+		return ch, err
+	}
+	realCwd := resolveToRealPath(o.Cwd)
+	var valid []*Candidate
+	for _, c := range ch.Candidates {
+		if c.Contents == nil {
+			continue
+		}
+		c.Workspace = validateWorkspace(c.Contents.WorkspacePath, realCwd)
+		if c.Workspace == nil {
+			valid = append(valid, c)
+		}
+	}
+	pickCandidate(ch, valid, o.Getenv(ide.EnvServerPort))
+	return ch, nil
+}
+
+// fillDefaults puts the process's own directory, environment, uid,
+// liveness check and working directory in the options a caller left
+// empty, so tests can replace each one and the command passes none.
+func (o *ChooseOptions) fillDefaults() (uid int, err error) {
 	if o.Dir == "" {
 		o.Dir = Dir()
 	}
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	uid := os.Getuid()
+	uid = os.Getuid()
 	if o.UID != nil {
 		uid = *o.UID
 	}
@@ -216,30 +246,42 @@ func Choose(o ChooseOptions) (*Choice, error) {
 	if o.Cwd == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, fmt.Errorf("choose discovery file: %w", err)
+			return 0, fmt.Errorf("choose discovery file: %w", err)
 		}
 		o.Cwd = wd
 	}
-	ch := &Choice{Dir: o.Dir, IDEPID: o.IDEPID, Cwd: o.Cwd}
+	return uid, nil
+}
 
+// chooseLegacy records the legacy file of the IDE's pid when there is
+// one, and chooses it when it reads: the legacy file is read before
+// any other. It reports whether the choice is made.
+func chooseLegacy(ch *Choice, o ChooseOptions, uid int) bool {
 	legacyPath := filepath.Join(o.Dir, LegacyFileName(o.IDEPID))
-	if _, err := os.Lstat(legacyPath); err == nil {
-		c := readCandidate(o.Dir, LegacyFileName(o.IDEPID), uid)
-		c.PID, c.Legacy, c.PIDMatch, c.Alive = o.IDEPID, true, true, o.Alive(o.IDEPID)
-		if c.Contents != nil {
-			c.Workspace = ValidateWorkspace(c.Contents.WorkspacePath, o.Cwd)
-		}
-		ch.Legacy = c
-		if c.Contents != nil {
-			ch.Chosen = c
-			ch.Reason = fmt.Sprintf("legacy file %s for the IDE pid %d is read first", c.Name, o.IDEPID)
-			return ch, nil
-		}
+	if _, err := os.Lstat(legacyPath); err != nil {
+		return false
 	}
+	c := readCandidate(o.Dir, LegacyFileName(o.IDEPID), uid)
+	c.PID, c.Legacy, c.PIDMatch, c.Alive = o.IDEPID, true, true, o.Alive(o.IDEPID)
+	if c.Contents != nil {
+		c.Workspace = ValidateWorkspace(c.Contents.WorkspacePath, o.Cwd)
+	}
+	ch.Legacy = c
+	if c.Contents == nil {
+		return false
+	}
+	ch.Chosen = c
+	ch.Reason = fmt.Sprintf("legacy file %s for the IDE pid %d is read first", c.Name, o.IDEPID)
+	return true
+}
 
+// readCandidates reads every discovery file of the folder into
+// ch.Candidates, sorted as they are tried: the IDE's pid first, then
+// the living, then the newest pid.
+func readCandidates(ch *Choice, o ChooseOptions, uid int) error {
 	entries, err := os.ReadDir(o.Dir)
 	if err != nil {
-		return ch, fmt.Errorf("%w: %w", ErrDirMissing, err)
+		return fmt.Errorf("%w: %w", ErrDirMissing, err)
 	}
 	for _, e := range entries {
 		pid, port, ok := ParseFileName(e.Name())
@@ -262,19 +304,14 @@ func Choose(o ChooseOptions) (*Choice, error) {
 		}
 		return a.PID > b.PID
 	})
+	return nil
+}
 
-	realCwd := resolveToRealPath(o.Cwd)
-	var valid []*Candidate
-	for _, c := range ch.Candidates {
-		if c.Contents == nil {
-			continue
-		}
-		c.Workspace = validateWorkspace(c.Contents.WorkspacePath, realCwd)
-		if c.Workspace == nil {
-			valid = append(valid, c)
-		}
-	}
-	envPort := o.Getenv(ide.EnvServerPort)
+// pickCandidate chooses among the files whose workspace holds the
+// current directory (valid), the port of envPort breaking a tie; with
+// none valid it keeps the best-sorted readable file so the mismatch
+// can be told.
+func pickCandidate(ch *Choice, valid []*Candidate, envPort string) {
 	portMatches := func(c *Candidate) bool {
 		return envPort != "" && c.Contents.PortText != "" && c.Contents.PortText == envPort
 	}
@@ -287,7 +324,7 @@ func Choose(o ChooseOptions) (*Choice, error) {
 			if portMatches(c) {
 				ch.Chosen = c
 				ch.Reason = fmt.Sprintf("%d discovery files hold the current directory; its port matches %s=%s", len(valid), ide.EnvServerPort, envPort)
-				return ch, nil
+				return
 			}
 		}
 		ch.Chosen = valid[0]
@@ -297,18 +334,17 @@ func Choose(o ChooseOptions) (*Choice, error) {
 			if c.Contents != nil && portMatches(c) {
 				ch.Chosen = c
 				ch.Reason = fmt.Sprintf("no discovery file's workspace holds the current directory; its port matches %s (kept for the mismatch message)", ide.EnvServerPort)
-				return ch, nil
+				return
 			}
 		}
 		for _, c := range ch.Candidates {
 			if c.Contents != nil {
 				ch.Chosen = c
 				ch.Reason = "no discovery file's workspace holds the current directory; the best-sorted one is kept for the mismatch message"
-				return ch, nil
+				return
 			}
 		}
 	}
-	return ch, nil
 }
 
 // readCandidate opens, checks the owner of and parses one file, like the real
