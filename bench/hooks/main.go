@@ -50,11 +50,11 @@ type hook struct {
 }
 
 var hooks = []hook{
-	{"shell hook (cat, echo)", `cat >/dev/null; echo '{"decision":"allow"}'`, nil},
+	{"shell hook (cat, echo)", `cat >/dev/null; echo '{"decision":"deny","reason":"bench"}'`, nil},
 	{"node hook", "node ${extensionPath}/hooks/verdict.js", map[string]string{"hooks/verdict.js": `let s = '';
 process.stdin.on('data', d => s += d).on('end', () => {
   const ev = JSON.parse(s);
-  console.log(JSON.stringify({decision: ev.tool_name === 'run_shell_command' ? 'deny' : 'allow'}));
+  console.log(JSON.stringify(ev.tool_name === 'write_file' ? {decision: 'deny', reason: 'bench'} : {}));
 });
 `}},
 }
@@ -189,7 +189,9 @@ func runOnce(command, dir string, env []string, input []byte) (time.Duration, ti
 	start := time.Now()
 	err := cmd.Run()
 	d := time.Since(start)
-	if err != nil || !strings.Contains(out.String(), `"decision":"allow"`) {
+	// A verdict that narrows the call: gemkit passes a hook's "allow"
+	// on to Gemini CLI as nothing (hookout), since it acts on nothing.
+	if err != nil || !strings.Contains(out.String(), `"decision":"deny"`) {
 		return 0, 0, fmt.Errorf("%s: %v\nstdout: %s\nstderr: %s", command, err, out.String(), errb.String())
 	}
 	var cpu time.Duration
