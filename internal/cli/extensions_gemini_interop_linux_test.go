@@ -422,8 +422,18 @@ func TestGeminiCLICompatibility(t *testing.T) {
 		t.Errorf("removing the copy lost the original's settings: %v", s)
 	}
 
-	// A killed install: git waits on a loopback server that never
-	// answers, then gemkit is SIGKILLed with its staging folder in place.
+	compatKilledInstall(t, h, all)
+	compatFileInstalls(t, h, all)
+}
+
+// compatKilledInstall: an install killed with its staging folder in
+// place, and a leftover of an earlier gemkit that staged in the
+// extensions folder, are cleaned up by the next gemkit command; Gemini
+// CLI warns of the old leftover only until then, and lists what gemkit
+// lists, all.
+func compatKilledInstall(t *testing.T, h *compatHome, all []string) {
+	// git waits on a loopback server that never answers, then gemkit is
+	// SIGKILLed.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -475,9 +485,14 @@ func TestGeminiCLICompatibility(t *testing.T) {
 	if _, gerr, _ := h.gem("extensions", "list"); strings.Contains(gerr, "Skipping extension") {
 		t.Errorf("gemini still warns after gemkit's clean-up:\n%s", gerr)
 	}
-	gem, kit = h.lists()
+	gem, kit := h.lists()
 	compareLists(t, gem, kit, all...)
+}
 
+// compatFileInstalls: installs of a file:// repository by gemkit, whole
+// and with --path, as Gemini CLI updates (or cannot update) them, beside
+// the extensions all already installed.
+func compatFileInstalls(t *testing.T, h *compatHome, all []string) {
 	// A file:// git install by gemkit: Gemini CLI updates it (the clone
 	// keeps its .git) but refuses to install such a source itself.
 	repo := filepath.Join(h.home, "repo")
@@ -492,7 +507,7 @@ func TestGeminiCLICompatibility(t *testing.T) {
 		t.Errorf("gemini extensions update of a file:// install: exit %d\n%s%s", code, out, errOut)
 	}
 	all = append(all, "via-file")
-	gem, kit = h.lists()
+	gem, kit := h.lists()
 	compareLists(t, gem, kit, all...)
 	if kit["via-file"]["version"] != "1.1.0" {
 		t.Errorf("gemkit lists via-file at %v after Gemini CLI's update", kit["via-file"]["version"])

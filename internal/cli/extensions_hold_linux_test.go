@@ -61,10 +61,7 @@ func TestHeldInGeminiCLI(t *testing.T) {
 	h := newCompatHome(t)
 	markers := filepath.Join(h.home, "markers")
 	os.MkdirAll(markers, 0o755)
-	started := func(name string) bool {
-		_, err := os.Stat(filepath.Join(markers, name))
-		return err == nil
-	}
+	started := func(name string) bool { return serverStarted(markers, name) }
 	src := filepath.Join(h.ws, "tools", "notes")
 	writeFiles(t, src, map[string]string{"gemini-extension.json": notesManifest("notes", markers, ""), "marker.mjs": markerServer})
 	h.mustKit("link", src, "--consent")
@@ -84,8 +81,31 @@ func TestHeldInGeminiCLI(t *testing.T) {
 	os.WriteFile(manifest, []byte(notesManifest("notes", markers, "")), 0o644)
 	h.mustKit("consent", "notes", "--grant")
 
-	// gemkit mcp runs (as beside a Gemini CLI session); the change
-	// comes meanwhile.
+	st := extension.OpenStore(h.home)
+	heldByGemkitMCP(t, h, st, manifest, markers)
+
+	// Agreeing again releases it; the added server is switched as well.
+	out := h.mustKit("consent", "notes", "--grant")
+	if !strings.Contains(out, "Gemini CLI runs notes again: gemkit held it there since") {
+		t.Errorf("consent --grant does not say the release:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.home, ".gemini", "settings.json")); !strings.Contains(string(b), `"added"`) {
+		t.Errorf("the added server is not in mcp.excluded:\n%s", b)
+	}
+	h.mustGem("mcp", "list")
+	if started("added") {
+		t.Error("Gemini CLI started the added server after consent: it is to be served by gemkit, switched")
+	}
+
+	heldUntilOff(t, h, st, manifest, markers)
+}
+
+// heldByGemkitMCP: gemkit mcp runs (as beside a Gemini CLI session) while
+// the switched extension notes's manifest changes, and holds it in
+// Gemini CLI, which then starts none of its servers.
+func heldByGemkitMCP(t *testing.T, h *compatHome, st *extension.Store, manifest, markers string) {
+	t.Helper()
+	started := func(name string) bool { return serverStarted(markers, name) }
 	mcp := exec.Command(h.gemkit, "mcp", "--code-intel=false")
 	mcp.Dir, mcp.Env = h.ws, h.env()
 	stdin, _ := mcp.StdinPipe()
@@ -95,7 +115,6 @@ func TestHeldInGeminiCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); mcp.Process.Kill(); mcp.Wait() }()
-	st := extension.OpenStore(h.home)
 	// gemkit mcp is watching once its first look found nothing to hold
 	// and the folder's watch is in place: a change before that is
 	// found by the first look, after it by the watch; either holds.
@@ -123,23 +142,16 @@ func TestHeldInGeminiCLI(t *testing.T) {
 	if out := h.mustKit("list"); !strings.Contains(out, "held (changed)") || !strings.Contains(out, "held: notes: ") {
 		t.Errorf("gemkit's list does not say the hold:\n%s", out)
 	}
+}
 
-	// Agreeing again releases it; the added server is switched as well.
-	out := h.mustKit("consent", "notes", "--grant")
-	if !strings.Contains(out, "Gemini CLI runs notes again: gemkit held it there since") {
-		t.Errorf("consent --grant does not say the release:\n%s", out)
-	}
-	if b, _ := os.ReadFile(filepath.Join(h.home, ".gemini", "settings.json")); !strings.Contains(string(b), `"added"`) {
-		t.Errorf("the added server is not in mcp.excluded:\n%s", b)
-	}
-	h.mustGem("mcp", "list")
-	if started("added") {
-		t.Error("Gemini CLI started the added server after consent: it is to be served by gemkit, switched")
-	}
-
-	// Undoing the switch of a held extension gives it back to Gemini
-	// CLI whole: the hold goes with the switch, and the enablement file
-	// and settings are as before the switch.
+// heldUntilOff: undoing the switch of a held extension gives it back to
+// Gemini CLI whole; switched again, a change that renames it too is held
+// under both names.
+func heldUntilOff(t *testing.T, h *compatHome, st *extension.Store, manifest, markers string) {
+	t.Helper()
+	started := func(name string) bool { return serverStarted(markers, name) }
+	// The hold goes with the switch, and the enablement file and
+	// settings are as before the switch.
 	os.WriteFile(manifest, []byte(notesManifest("notes", markers, addedServer("added3", markers))), 0o644)
 	if out, _, _ := h.kit("doctor"); !strings.Contains(out, "held in Gemini CLI since") {
 		t.Errorf("doctor does not say the hold:\n%s", out)
@@ -179,4 +191,11 @@ func TestHeldInGeminiCLI(t *testing.T) {
 	if started("added2") {
 		t.Error("Gemini CLI started the server of the renamed extension")
 	}
+}
+
+// serverStarted says whether the marker server name has started: it
+// leaves a file of its name in markers.
+func serverStarted(markers, name string) bool {
+	_, err := os.Stat(filepath.Join(markers, name))
+	return err == nil
 }

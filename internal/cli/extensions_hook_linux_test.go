@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,88 +77,10 @@ func TestHookWarm(t *testing.T) {
 	})
 	e.mustRun("link", src, "--consent")
 	e.mustRun("sandbox", "noted")
-	exe, err := os.Executable()
-	must(t, err)
-	rt, err := os.MkdirTemp("", "gk-rt-")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(rt) })
-	out := t.TempDir()
-	in := filepath.Join(out, "input.json")
-	must(t, os.WriteFile(in, []byte(`{"hook_event_name":"BeforeTool","tool_name":"write_file"}`), 0o644))
+	hs := startHookSession(t, e)
+	hook, servers, oneReady := hs.hook, hs.servers, hs.oneReady
 	ws2 := filepath.Join(e.home, "projects", "other")
 	must(t, os.MkdirAll(ws2, 0o755))
-
-	// The session: timeout (no shell) running a shell that runs each
-	// hook asked for on its stdin, as Gemini CLI's bash -c would.
-	session := exec.Command("timeout", "600", "bash", "-c", `while read n dir; do cd "$dir"; "$GK" extensions hook --home "$GKHOME" noted BeforeTool-1 <"$IN" >"$OUT/$n.out" 2>"$OUT/$n.err"; echo "$n $?"; done`)
-	session.Env = append(os.Environ(), asGemkitEnv+"=1", "GK="+exe, "GKHOME="+e.home, "HOME="+e.home, "IN="+in, "OUT="+out, "XDG_RUNTIME_DIR="+rt)
-	stdin, err := session.StdinPipe()
-	must(t, err)
-	stdoutPipe, err := session.StdoutPipe()
-	must(t, err)
-	session.Stderr = os.Stderr
-	must(t, session.Start())
-	ended := false
-	t.Cleanup(func() {
-		if !ended {
-			session.Process.Kill()
-			session.Wait()
-		}
-	})
-	replies := bufio.NewScanner(stdoutPipe)
-	n := 0
-	hook := func(dir string) (code int, stdout, stderr string) {
-		t.Helper()
-		n++
-		fmt.Fprintf(stdin, "%d %s\n", n, dir)
-		if !replies.Scan() {
-			t.Fatalf("the session ended: %v", replies.Err())
-		}
-		var got int
-		fmt.Sscanf(replies.Text(), "%d %d", &got, &code)
-		o, _ := os.ReadFile(filepath.Join(out, fmt.Sprint(n)+".out"))
-		eb, _ := os.ReadFile(filepath.Join(out, fmt.Sprint(n)+".err"))
-		return code, string(o), string(eb)
-	}
-	// The warm servers of this test's store, and each one's prepared
-	// sandbox.
-	servers := func() map[int][]int {
-		all := map[int][]int{}
-		for pid, cmdline := range processes() {
-			if strings.Contains(cmdline.args, "--"+warmServeFlag) && strings.Contains(cmdline.args, e.home) {
-				all[pid] = nil
-			}
-		}
-		for pid, p := range processes() {
-			if _, ok := all[p.ppid]; ok {
-				all[p.ppid] = append(all[p.ppid], pid)
-			}
-		}
-		return all
-	}
-	// oneReady answers from the one look that found them: a look after
-	// it may see a server's child between its fork and its exec, which
-	// has the server's command line.
-	oneReady := func(what string) (server, sandbox int) {
-		t.Helper()
-		ok := gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool {
-			s := servers()
-			if len(s) != 1 {
-				return false
-			}
-			for pid, kids := range s {
-				if len(kids) == 1 {
-					server, sandbox = pid, kids[0]
-					return true
-				}
-			}
-			return false
-		})
-		if !ok {
-			t.Fatalf("%s: no one warm server with its sandbox: %v", what, servers())
-		}
-		return server, sandbox
-	}
 
 	if code, o, eo := hook(e.ws); code != ExitOK || o != `{"decision":"ask"}`+"\n" {
 		t.Fatalf("the first (cold) run: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
@@ -190,46 +113,7 @@ func TestHookWarm(t *testing.T) {
 		server, prepared = oneReady("agreed again")
 	}
 
-	// The extension changed while a warm server waits with its files
-	// read ahead under a watch: each way of changing them, a hard link
-	// made from outside among them, is never run without consent.
-	verdict := filepath.Join(src, "hooks", "verdict.json")
-	outside := filepath.Join(t.TempDir(), "linked")
-	for _, c := range []struct {
-		name         string
-		change, undo func()
-	}{
-		{"written in place", func() { must(t, os.WriteFile(verdict, []byte(`{"decision":"ask","reason":"in place"}`+"\n"), 0o644)) }, nil},
-		{"a new file", func() { must(t, os.WriteFile(filepath.Join(src, "hooks", "new.sh"), []byte("true\n"), 0o644)) }, nil},
-		{"renamed over", func() {
-			tmp := filepath.Join(src, "hooks", ".v")
-			must(t, os.WriteFile(tmp, []byte(`{"decision":"ask","reason":"renamed"}`+"\n"), 0o644))
-			must(t, os.Rename(tmp, verdict))
-		}, nil},
-		{"made executable", func() { must(t, os.Chmod(verdict, 0o755)) }, nil},
-		{"a new folder", func() {
-			must(t, os.MkdirAll(filepath.Join(src, "lib", "deep"), 0o755))
-			must(t, os.WriteFile(filepath.Join(src, "lib", "deep", "x.js"), []byte("1\n"), 0o644))
-		}, nil},
-		{"hard-linked from outside", func() { must(t, os.Link(verdict, outside)) }, func() { must(t, os.Remove(outside)) }},
-	} {
-		if code, o, eo := hook(e.ws); code != ExitOK || !strings.Contains(o, "decision") {
-			t.Fatalf("%s: the run before: exit %d, stdout %q\nstderr:\n%s", c.name, code, o, eo)
-		}
-		oneReady(c.name + ": before")
-		c.change()
-		code, o, eo := hook(e.ws)
-		if code != ExitNo || o != "" || !strings.Contains(eo, "gemkit did not run the hook") {
-			t.Errorf("%s: exit %d, stdout %q\nstderr:\n%s", c.name, code, o, eo)
-		}
-		if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(servers()) == 0 }) {
-			t.Errorf("%s: a warm server outlived the change: %v", c.name, servers())
-		}
-		if c.undo != nil {
-			c.undo()
-		}
-		e.mustRun("consent", "noted", "--grant")
-	}
+	refusesEveryChange(t, e, hs, src)
 	// Consent withdrawn, the files as they were: the warm server, which
 	// reads the records at each run, refuses it in words.
 	if code, o, eo := hook(e.ws); code != ExitOK {
@@ -269,19 +153,171 @@ func TestHookWarm(t *testing.T) {
 	}
 
 	// The session ends: so does every server of it, with its sandboxes.
-	stdin.Close()
-	must(t, session.Wait())
-	ended = true
+	hs.end()
 	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(servers()) == 0 }) {
 		t.Errorf("warm servers outlived their session: %v", servers())
 	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", prepared)); err == nil {
 		t.Errorf("the prepared sandbox %d outlived its session", prepared)
 	}
-	socks, _ := filepath.Glob(filepath.Join(rt, "gemkit", "hook-*.sock"))
+	socks, _ := filepath.Glob(filepath.Join(hs.rt, "gemkit", "hook-*.sock"))
 	if len(socks) > 0 {
 		t.Errorf("sockets left: %v", socks)
 	}
+}
+
+// refusesEveryChange: the extension src changed while a warm server
+// waits with its files read ahead under a watch: each way of changing
+// them, a hard link made from outside among them, is never run without
+// consent, and the server ends.
+func refusesEveryChange(t *testing.T, e *env, hs *hookSession, src string) {
+	t.Helper()
+	verdict := filepath.Join(src, "hooks", "verdict.json")
+	outside := filepath.Join(t.TempDir(), "linked")
+	for _, c := range []struct {
+		name         string
+		change, undo func()
+	}{
+		{"written in place", func() { must(t, os.WriteFile(verdict, []byte(`{"decision":"ask","reason":"in place"}`+"\n"), 0o644)) }, nil},
+		{"a new file", func() { must(t, os.WriteFile(filepath.Join(src, "hooks", "new.sh"), []byte("true\n"), 0o644)) }, nil},
+		{"renamed over", func() {
+			tmp := filepath.Join(src, "hooks", ".v")
+			must(t, os.WriteFile(tmp, []byte(`{"decision":"ask","reason":"renamed"}`+"\n"), 0o644))
+			must(t, os.Rename(tmp, verdict))
+		}, nil},
+		{"made executable", func() { must(t, os.Chmod(verdict, 0o755)) }, nil},
+		{"a new folder", func() {
+			must(t, os.MkdirAll(filepath.Join(src, "lib", "deep"), 0o755))
+			must(t, os.WriteFile(filepath.Join(src, "lib", "deep", "x.js"), []byte("1\n"), 0o644))
+		}, nil},
+		{"hard-linked from outside", func() { must(t, os.Link(verdict, outside)) }, func() { must(t, os.Remove(outside)) }},
+	} {
+		if code, o, eo := hs.hook(e.ws); code != ExitOK || !strings.Contains(o, "decision") {
+			t.Fatalf("%s: the run before: exit %d, stdout %q\nstderr:\n%s", c.name, code, o, eo)
+		}
+		hs.oneReady(c.name + ": before")
+		c.change()
+		code, o, eo := hs.hook(e.ws)
+		if code != ExitNo || o != "" || !strings.Contains(eo, "gemkit did not run the hook") {
+			t.Errorf("%s: exit %d, stdout %q\nstderr:\n%s", c.name, code, o, eo)
+		}
+		if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(hs.servers()) == 0 }) {
+			t.Errorf("%s: a warm server outlived the change: %v", c.name, hs.servers())
+		}
+		if c.undo != nil {
+			c.undo()
+		}
+		e.mustRun("consent", "noted", "--grant")
+	}
+}
+
+// hookSession is Gemini CLI's session as TestHookWarm plays it: timeout
+// (no shell, as Gemini CLI's node would be) running a shell that runs
+// each hook asked for on its stdin, as Gemini CLI's bash -c would; the
+// warm servers the hooks leave are the session's.
+type hookSession struct {
+	t       *testing.T
+	e       *env
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	replies *bufio.Scanner
+	rt, out string // the runtime folder, and where each run's output goes
+	n       int
+	ended   bool
+}
+
+// startHookSession starts the session of e's noted extension's
+// BeforeTool-1 hook; it is killed at the test's end unless ended.
+func startHookSession(t *testing.T, e *env) *hookSession {
+	exe, err := os.Executable()
+	must(t, err)
+	rt, err := os.MkdirTemp("", "gk-rt-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	out := t.TempDir()
+	in := filepath.Join(out, "input.json")
+	must(t, os.WriteFile(in, []byte(`{"hook_event_name":"BeforeTool","tool_name":"write_file"}`), 0o644))
+
+	session := exec.Command("timeout", "600", "bash", "-c", `while read n dir; do cd "$dir"; "$GK" extensions hook --home "$GKHOME" noted BeforeTool-1 <"$IN" >"$OUT/$n.out" 2>"$OUT/$n.err"; echo "$n $?"; done`)
+	session.Env = append(os.Environ(), asGemkitEnv+"=1", "GK="+exe, "GKHOME="+e.home, "HOME="+e.home, "IN="+in, "OUT="+out, "XDG_RUNTIME_DIR="+rt)
+	stdin, err := session.StdinPipe()
+	must(t, err)
+	stdoutPipe, err := session.StdoutPipe()
+	must(t, err)
+	session.Stderr = os.Stderr
+	must(t, session.Start())
+	s := &hookSession{t: t, e: e, cmd: session, stdin: stdin, replies: bufio.NewScanner(stdoutPipe), rt: rt, out: out}
+	t.Cleanup(func() {
+		if !s.ended {
+			session.Process.Kill()
+			session.Wait()
+		}
+	})
+	return s
+}
+
+// hook runs the hook in the workspace dir through the session.
+func (s *hookSession) hook(dir string) (code int, stdout, stderr string) {
+	s.t.Helper()
+	s.n++
+	fmt.Fprintf(s.stdin, "%d %s\n", s.n, dir)
+	if !s.replies.Scan() {
+		s.t.Fatalf("the session ended: %v", s.replies.Err())
+	}
+	var got int
+	fmt.Sscanf(s.replies.Text(), "%d %d", &got, &code)
+	o, _ := os.ReadFile(filepath.Join(s.out, fmt.Sprint(s.n)+".out"))
+	eb, _ := os.ReadFile(filepath.Join(s.out, fmt.Sprint(s.n)+".err"))
+	return code, string(o), string(eb)
+}
+
+// servers are the warm servers of this test's store, and each one's
+// prepared sandbox.
+func (s *hookSession) servers() map[int][]int {
+	all := map[int][]int{}
+	for pid, cmdline := range processes() {
+		if strings.Contains(cmdline.args, "--"+warmServeFlag) && strings.Contains(cmdline.args, s.e.home) {
+			all[pid] = nil
+		}
+	}
+	for pid, p := range processes() {
+		if _, ok := all[p.ppid]; ok {
+			all[p.ppid] = append(all[p.ppid], pid)
+		}
+	}
+	return all
+}
+
+// oneReady waits for one warm server with its one sandbox, and answers
+// from the one look that found them: a look after it may see a server's
+// child between its fork and its exec, which has the server's command
+// line.
+func (s *hookSession) oneReady(what string) (server, sandbox int) {
+	s.t.Helper()
+	ok := gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool {
+		all := s.servers()
+		if len(all) != 1 {
+			return false
+		}
+		for pid, kids := range all {
+			if len(kids) == 1 {
+				server, sandbox = pid, kids[0]
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		s.t.Fatalf("%s: no one warm server with its sandbox: %v", what, s.servers())
+	}
+	return server, sandbox
+}
+
+// end ends the session: its shell's input closes, and it exits.
+func (s *hookSession) end() {
+	s.stdin.Close()
+	must(s.t, s.cmd.Wait())
+	s.ended = true
 }
 
 // TestHookWarmUnprivileged runs TestHookWarm as uid 65534.

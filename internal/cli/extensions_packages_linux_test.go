@@ -180,10 +180,35 @@ func TestSwitchPinsPackage(t *testing.T) {
 	if c.Packages["hello"].Version != "1.1.0" || !granted || len(e.trees()) != 1 || c.Packages["hello"].Tree == pin.Tree {
 		t.Errorf("after the update: %+v, consent %v, trees %v", c.Packages["hello"], granted, e.trees())
 	}
-	// Nothing new: the update resolves the tree from the packages'
-	// metadata and fetches no tarball.
+	updatesWithNothingNewAndNewDependency(t, e)
+	// The manifest, edited, asks for another version: not pinned, so
+	// not started, and doctor says so with the command that pins it.
+	src := filepath.Join(e.home, "src", "hello")
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(strings.Replace(helloManifest, `"hello-mcp"`, `"hello-mcp@1.0.0"`, 1)), 0o644)
+	out, _ = e.run("extensions", "doctor")
+	if !strings.Contains(out, "its MCP server hello (npx -y hello-mcp@1.0.0 --stdio) fetches hello-mcp@1.0.0 through a package runner, and gemkit has not pinned it for what the manifest asks now") ||
+		!strings.Contains(out, "`gemkit extensions sandbox hello` installs it once") {
+		t.Errorf("doctor does not tell of the server left unpinned:\n%s", out)
+	}
+	for _, args := range [][]string{{"extensions", "list"}, {"extensions", "describe", "hello"}} {
+		if out, _ := e.run(args...); !strings.Contains(out, "NOT SERVED") || !strings.Contains(out, "has not pinned it for what the manifest asks now") {
+			t.Errorf("%v does not tell of the server left unpinned:\n%s", args, out)
+		}
+	}
+	e.must("extensions", "uninstall", "hello")
+	if _, err := os.Stat(filepath.Join(pkgrun.Root(e.home), "hello")); err == nil {
+		t.Error("uninstall left the extension's trees")
+	}
+}
+
+// updatesWithNothingNewAndNewDependency: the pinned hello updated with
+// nothing new resolves its tree from the packages' metadata and fetches
+// no tarball; a dependency's new version in its range, the package's own
+// the same, is resolved anew, installed, and asked for.
+func updatesWithNothingNewAndNewDependency(t *testing.T, e *pkgEnv) {
+	t.Helper()
 	asked := len(e.reg.Requests())
-	out = e.must("extensions", "update", "hello")
+	out := e.must("extensions", "update", "hello")
 	for _, want := range []string{
 		"Asking " + e.reg.URL + " what hello-mcp (the newest) for hello installs now, in gemkit's sandbox (no network but the registry, the packages' metadata only):",
 		"resolved hello-mcp 1.1.0: 2 packages",
@@ -207,7 +232,7 @@ func TestSwitchPinsPackage(t *testing.T) {
 		"package.json": `{"name": "dep-a", "version": "1.2.0", "main": "index.js"}`,
 		"index.js":     "exports.v = '1.2.0';\n",
 	})
-	out, err = e.run("extensions", "update", "hello")
+	out, err := e.run("extensions", "update", "hello")
 	if err == nil || !strings.Contains(out, "changed since you agreed: hello-mcp 1.1.0, the same version; packages: 1 changed (dep-a 1.1.0 → 1.2.0)") {
 		t.Errorf("update of a dependency without consent: %v\n%s", err, out)
 	}
@@ -217,24 +242,6 @@ func TestSwitchPinsPackage(t *testing.T) {
 	e.must("extensions", "update", "hello", "--consent")
 	if out := e.must("extensions", "describe", "hello"); !strings.Contains(out, "hello: pinned: it runs hello-mcp 1.1.0") {
 		t.Errorf("describe does not say what the server runs:\n%s", out)
-	}
-	// The manifest, edited, asks for another version: not pinned, so
-	// not started, and doctor says so with the command that pins it.
-	src := filepath.Join(e.home, "src", "hello")
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(strings.Replace(helloManifest, `"hello-mcp"`, `"hello-mcp@1.0.0"`, 1)), 0o644)
-	out, _ = e.run("extensions", "doctor")
-	if !strings.Contains(out, "its MCP server hello (npx -y hello-mcp@1.0.0 --stdio) fetches hello-mcp@1.0.0 through a package runner, and gemkit has not pinned it for what the manifest asks now") ||
-		!strings.Contains(out, "`gemkit extensions sandbox hello` installs it once") {
-		t.Errorf("doctor does not tell of the server left unpinned:\n%s", out)
-	}
-	for _, args := range [][]string{{"extensions", "list"}, {"extensions", "describe", "hello"}} {
-		if out, _ := e.run(args...); !strings.Contains(out, "NOT SERVED") || !strings.Contains(out, "has not pinned it for what the manifest asks now") {
-			t.Errorf("%v does not tell of the server left unpinned:\n%s", args, out)
-		}
-	}
-	e.must("extensions", "uninstall", "hello")
-	if _, err := os.Stat(filepath.Join(pkgrun.Root(e.home), "hello")); err == nil {
-		t.Error("uninstall left the extension's trees")
 	}
 }
 

@@ -33,7 +33,52 @@ func newExtSandboxCmd(a *app) *cobra.Command {
 		Use:               "sandbox <name>",
 		ValidArgsFunction: completeExtension,
 		Short:             "Run an extension's MCP servers, its agents' servers and its hooks in gemkit's sandbox instead of unconfined in Gemini CLI",
-		Long: `Switch an extension to gemkit: Gemini CLI stops starting its stdio MCP servers
+		Long:              extSandboxLong,
+		Example: `  gemkit extensions new ./memory-ext mcp && gemkit extensions link ./memory-ext --consent
+  gemkit extensions sandbox memory-ext
+  gemkit extensions sandbox memory-ext --allow-host api.example.com --allow-write workspace
+  gemkit extensions sandbox memory-ext --allow-unix-sockets  # as a browser server needs
+  gemkit extensions sandbox memory-ext --allow-credentials gcloud  # your application default credentials
+  gemkit extensions sandbox memory-ext --allow-env TFE_TOKEN       # one variable of yours, by name
+  gemkit extensions sandbox memory-ext --data-limit 4GiB    # more than 1 GiB in its data folder
+  gemkit extensions sandbox memory-ext --default-profile   # forget the widenings
+  gemkit extensions sandbox memory-ext --off               # back to Gemini CLI, unconfined`,
+		Args: argsUsage(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, in, err := openInstalled(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			st = withWritable(a, st)
+			if in.Extension == nil {
+				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
+			}
+			if o.off {
+				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts || o.dataLimit != "" {
+					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env, --allow-install-scripts, --data-limit or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
+				}
+				return switchOff(a, st, in)
+			}
+			return switchOn(cmd.Context(), a, st, in, o, o.command(in.Extension.Manifest.Name))
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.off, "off", false, "give the servers back to Gemini CLI (unconfined): undo the switch")
+	f.StringArrayVar(&o.hosts, "allow-host", nil, "let the servers connect to this host (as permissions.network.allowedHosts: api.example.com, *.example.com, localhost:8080), through the sandbox's proxy; repeatable")
+	f.StringVar(&o.write, "allow-write", "", "what the servers may write besides their data folder: workspace, or none")
+	f.BoolVar(&o.unixSockets, "allow-unix-sockets", false, "let the servers create Unix sockets, which reach only those inside the sandbox (a browser's own processes), never your services'")
+	f.StringArrayVar(&o.credentials, "allow-credentials", nil, "hand the servers one kind of your credentials ("+strings.Join(permission.ServerCredentialKinds(), ", ")+"), read-only, where their libraries look for them in their HOME: the files at the kind's own place in your home, as they are when you agree, never a file a variable names; repeatable")
+	f.StringArrayVar(&o.env, "allow-env", nil, "pass the servers this variable of yours, by name, from the environment of the gemkit mcp that starts them (a $NAME in the manifest's env takes it too); repeatable")
+	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
+	f.BoolVar(&o.installScripts, "allow-install-scripts", false, "let the install scripts of the packages its package-runner servers (npx, ...) run, after npm fetched them, in a sandbox with no network and none of your npm configuration; they are off by default")
+	f.StringVar(&o.hook, "hook", "", "widen (or, with --default-profile, narrow back) this hook (its label, as describe shows it) rather than the servers")
+	f.StringVar(&o.dataLimit, "data-limit", "", "how much the servers may keep in the extension's data folder (default 1GiB): a server that reaches it is stopped and reported; e.g. 4GiB")
+	return cmd
+}
+
+// extSandboxLong is the sandbox command's help: what the switch moves
+// from Gemini CLI to gemkit, and what it changes in Gemini CLI's settings.
+var extSandboxLong = `Switch an extension to gemkit: Gemini CLI stops starting its stdio MCP servers
 (its mcpServers entries with a command) and its agents' servers (agents/*.md
 mcp_servers) itself, with your rights and your whole environment, and
 ` + "`gemkit mcp`" + ` serves them in gemkit's sandbox. Its remote servers (url,
@@ -99,48 +144,7 @@ writes there, and whether it was yours: --off (and uninstall, and update for
 what a new version drops) removes only what no switched extension needs and
 gemkit added, and gives the rest back to Gemini CLI. A hook name another hook
 of yours, or of an extension not switched, also uses is refused.
-docs/extensions-sandbox.md has the details.`,
-		Example: `  gemkit extensions new ./memory-ext mcp && gemkit extensions link ./memory-ext --consent
-  gemkit extensions sandbox memory-ext
-  gemkit extensions sandbox memory-ext --allow-host api.example.com --allow-write workspace
-  gemkit extensions sandbox memory-ext --allow-unix-sockets  # as a browser server needs
-  gemkit extensions sandbox memory-ext --allow-credentials gcloud  # your application default credentials
-  gemkit extensions sandbox memory-ext --allow-env TFE_TOKEN       # one variable of yours, by name
-  gemkit extensions sandbox memory-ext --data-limit 4GiB    # more than 1 GiB in its data folder
-  gemkit extensions sandbox memory-ext --default-profile   # forget the widenings
-  gemkit extensions sandbox memory-ext --off               # back to Gemini CLI, unconfined`,
-		Args: argsUsage(1, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, in, err := openInstalled(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			st = withWritable(a, st)
-			if in.Extension == nil {
-				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
-			}
-			if o.off {
-				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts || o.dataLimit != "" {
-					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env, --allow-install-scripts, --data-limit or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
-				}
-				return switchOff(a, st, in)
-			}
-			return switchOn(cmd.Context(), a, st, in, o, o.command(in.Extension.Manifest.Name))
-		},
-	}
-	f := cmd.Flags()
-	f.BoolVar(&o.off, "off", false, "give the servers back to Gemini CLI (unconfined): undo the switch")
-	f.StringArrayVar(&o.hosts, "allow-host", nil, "let the servers connect to this host (as permissions.network.allowedHosts: api.example.com, *.example.com, localhost:8080), through the sandbox's proxy; repeatable")
-	f.StringVar(&o.write, "allow-write", "", "what the servers may write besides their data folder: workspace, or none")
-	f.BoolVar(&o.unixSockets, "allow-unix-sockets", false, "let the servers create Unix sockets, which reach only those inside the sandbox (a browser's own processes), never your services'")
-	f.StringArrayVar(&o.credentials, "allow-credentials", nil, "hand the servers one kind of your credentials ("+strings.Join(permission.ServerCredentialKinds(), ", ")+"), read-only, where their libraries look for them in their HOME: the files at the kind's own place in your home, as they are when you agree, never a file a variable names; repeatable")
-	f.StringArrayVar(&o.env, "allow-env", nil, "pass the servers this variable of yours, by name, from the environment of the gemkit mcp that starts them (a $NAME in the manifest's env takes it too); repeatable")
-	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
-	f.BoolVar(&o.installScripts, "allow-install-scripts", false, "let the install scripts of the packages its package-runner servers (npx, ...) run, after npm fetched them, in a sandbox with no network and none of your npm configuration; they are off by default")
-	f.StringVar(&o.hook, "hook", "", "widen (or, with --default-profile, narrow back) this hook (its label, as describe shows it) rather than the servers")
-	f.StringVar(&o.dataLimit, "data-limit", "", "how much the servers may keep in the extension's data folder (default 1GiB): a server that reaches it is stopped and reported; e.g. 4GiB")
-	return cmd
-}
+docs/extensions-sandbox.md has the details.`
 
 // command is the command line that asks for o, for a person to run in
 // a terminal of their own.

@@ -126,14 +126,23 @@ func TestExtensionsSandbox(t *testing.T) {
 		t.Errorf("list after the switch:\n%s", out)
 	}
 
+	sandboxWidenings(t, e, st, settings, perm)
+	sandboxOffAndUninstall(t, e, st, settings)
+}
+
+// sandboxWidenings: the switched srv-ext widened (hosts, write, Unix
+// sockets) is recorded, shown and agreed to, its consent hash binding
+// the widening; settings emptied by hand and consent withdrawn are what
+// doctor tells.
+func sandboxWidenings(t *testing.T, e *env, st *extension.Store, settings, perm string) {
 	// A widening: recorded, shown, agreed to; the old consent no longer
 	// matches the widened terms until the command records them.
-	out = e.mustRun("sandbox", "srv-ext", "--allow-host", "api.example.com", "--allow-write", "workspace")
+	out := e.mustRun("sandbox", "srv-ext", "--allow-host", "api.example.com", "--allow-write", "workspace")
 	if !strings.Contains(out, "and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)") ||
 		!strings.Contains(out, "\nAllowed beyond the default profile: create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host). Back to it: gemkit extensions sandbox srv-ext --default-profile\n") {
 		t.Errorf("widening: output:\n%s", out)
 	}
-	if c, _ = st.ServerChoice("srv-ext"); strings.Join(c.Hosts, ",") != "api.example.com" || c.Write != extension.AccessWorkspace {
+	if c, _ := st.ServerChoice("srv-ext"); strings.Join(c.Hosts, ",") != "api.example.com" || c.Write != extension.AccessWorkspace {
 		t.Errorf("widening recorded as %+v", c)
 	}
 	if !st.ConsentGranted("srv-ext", perm) {
@@ -146,7 +155,7 @@ func TestExtensionsSandbox(t *testing.T) {
 	if out := e.mustRun("sandbox", "srv-ext", "--allow-unix-sockets"); !strings.Contains(out, "connect to api.example.com (and no other host); "+unixWords) {
 		t.Errorf("--allow-unix-sockets: output:\n%s", out)
 	}
-	if c, _ = st.ServerChoice("srv-ext"); !c.UnixSockets || c.Write != extension.AccessWorkspace || !st.ConsentGranted("srv-ext", perm) {
+	if c, _ := st.ServerChoice("srv-ext"); !c.UnixSockets || c.Write != extension.AccessWorkspace || !st.ConsentGranted("srv-ext", perm) {
 		t.Errorf("--allow-unix-sockets recorded as %+v", c)
 	}
 	if out := e.describe("srv-ext"); !strings.Contains(out, unixWords) {
@@ -162,7 +171,7 @@ func TestExtensionsSandbox(t *testing.T) {
 	// no longer.
 	os.WriteFile(settings, []byte(userSettings), 0o600)
 	e.mustRun("consent", "srv-ext", "--revoke")
-	out = doctor()
+	out, _, _ = e.run("doctor")
 	for _, w := range []string{"warning: srv-ext: switched to gemkit, but Gemini CLI's mcp.excluded (" + settings + ") lacks memory, which Gemini CLI starts unconfined beside gemkit's sandboxed copy, and remote, which Gemini CLI connects to itself beside gemkit mcp",
 		"warning: srv-ext: switched to gemkit, but without your consent", "fix: agree with `gemkit extensions consent srv-ext --grant`"} {
 		if !strings.Contains(out, w) {
@@ -181,15 +190,20 @@ func TestExtensionsSandbox(t *testing.T) {
 	if _, errOut, code := e.run("sandbox", "srv-ext", "--allow-write", "home"); code == ExitOK || !strings.Contains(errOut, `write scope "home"`) {
 		t.Errorf("--allow-write home: exit %d\n%s", code, errOut)
 	}
+}
 
-	out = e.mustRun("sandbox", "srv-ext", "--off")
+// sandboxOffAndUninstall: --off gives srv-ext's servers back to Gemini
+// CLI, the settings as they were and the widening kept for the next
+// switch; uninstalled while switched, its names and choice go with it.
+func sandboxOffAndUninstall(t *testing.T, e *env, st *extension.Store, settings string) {
+	out := e.mustRun("sandbox", "srv-ext", "--off")
 	if !strings.Contains(out, "Removed memory, remote from mcp.excluded") || !strings.Contains(out, "Switch again: gemkit extensions sandbox srv-ext") {
 		t.Errorf("--off: output:\n%s", out)
 	}
 	if after, _ := os.ReadFile(settings); string(after) != userSettings {
 		t.Errorf("after --off the settings are:\n%s\nwant:\n%s", after, userSettings)
 	}
-	if c, _ = st.ServerChoice("srv-ext"); c.Switched || len(c.Names) != 0 || len(c.Hosts) != 1 {
+	if c, _ := st.ServerChoice("srv-ext"); c.Switched || len(c.Names) != 0 || len(c.Hosts) != 1 {
 		t.Errorf("after --off the choice is %+v (the widening stays for the next switch)", c)
 	}
 

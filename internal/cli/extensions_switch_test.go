@@ -194,28 +194,7 @@ func TestSwitchHooks(t *testing.T) {
 	if !slices.Equal(gs.Disabled, want) {
 		t.Errorf("hooksConfig.disabled = %q, want %q", gs.Disabled, want)
 	}
-	var doc struct {
-		Hooks map[string][]struct {
-			Matcher    string `json:"matcher"`
-			Sequential bool   `json:"sequential"`
-			Hooks      []struct {
-				Type, Command, Name string
-				Timeout             int
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
-	raw, _ := os.ReadFile(settings)
-	if err := json.Unmarshal(stripLineComments(raw), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, raw)
-	}
-	bt := doc.Hooks["BeforeTool"]
-	if len(bt) != 1 || bt[0].Matcher != "write_file" || !bt[0].Sequential || len(bt[0].Hooks) != 1 ||
-		bt[0].Hooks[0].Command != "gemkit extensions hook --home "+e.home+" hooked BeforeTool-1" || bt[0].Hooks[0].Timeout != 4000 {
-		t.Errorf("gemkit's BeforeTool hook: %+v\n%s", bt, raw)
-	}
-	if ss := doc.Hooks["SessionStart"]; len(ss) != 1 || ss[0].Hooks[0].Command != "gemkit extensions hook --home "+e.home+" hooked greet" {
-		t.Errorf("gemkit's SessionStart hook: %+v", ss)
-	}
+	checkGemkitHooks(t, settings, e.home)
 	// Switching again changes nothing; a hook whose matcher changed gets
 	// gemkit's definition written again.
 	mid0, _ := os.ReadFile(settings)
@@ -267,6 +246,43 @@ func TestSwitchHooks(t *testing.T) {
 		t.Errorf("after --off:\n%s\nwant:\n%s", b, userSettings)
 	}
 
+	switchHookNamesRefused(t, e, settings)
+}
+
+// checkGemkitHooks: the settings hold gemkit's hooks in place of the
+// switched extension hooked's, on the same event and matcher, each
+// running gemkit extensions hook with home.
+func checkGemkitHooks(t *testing.T, settings, home string) {
+	t.Helper()
+	var doc struct {
+		Hooks map[string][]struct {
+			Matcher    string `json:"matcher"`
+			Sequential bool   `json:"sequential"`
+			Hooks      []struct {
+				Type, Command, Name string
+				Timeout             int
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	raw, _ := os.ReadFile(settings)
+	if err := json.Unmarshal(stripLineComments(raw), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, raw)
+	}
+	bt := doc.Hooks["BeforeTool"]
+	if len(bt) != 1 || bt[0].Matcher != "write_file" || !bt[0].Sequential || len(bt[0].Hooks) != 1 ||
+		bt[0].Hooks[0].Command != "gemkit extensions hook --home "+home+" hooked BeforeTool-1" || bt[0].Hooks[0].Timeout != 4000 {
+		t.Errorf("gemkit's BeforeTool hook: %+v\n%s", bt, raw)
+	}
+	if ss := doc.Hooks["SessionStart"]; len(ss) != 1 || ss[0].Hooks[0].Command != "gemkit extensions hook --home "+home+" hooked greet" {
+		t.Errorf("gemkit's SessionStart hook: %+v", ss)
+	}
+}
+
+// switchHookNamesRefused: a switch that would turn off a hook of the
+// person's, or of an extension not switched, by the same name is refused
+// with the settings unchanged; a hook the person turned off stays off.
+func switchHookNamesRefused(t *testing.T, e *env, settings string) {
+	t.Helper()
 	// The person's own hook named greet: refused, nothing changed.
 	mine := strings.Replace(userSettings, `"ui": {"theme": "GitHub"},`, `"ui": {"theme": "GitHub"},
   "hooks": {"SessionEnd": [{"hooks": [{"type": "command", "name": "greet", "command": "echo bye"}]}]},`, 1)

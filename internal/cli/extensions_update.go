@@ -55,77 +55,18 @@ for consent --grant.`,
 					names = append(names, in.Name)
 				}
 			}
-			interactive := isTerminal(a.In)
+			req := extension.UpdateRequest{Consent: consentFunc(a, consent), Progress: a.Err, Interactive: isTerminal(a.In), Ref: ref}
 			var results []*extension.UpdateResult
 			var failed []string
 			// noConsent: every update that failed failed for want of
 			// consent, a no (ExitNo), not an error.
 			noConsent := true
 			for _, name := range names {
-				pins := &extswitch.UpdatePins{Switch: a.switcher(st), Pinning: func(n string) func() { return pinning(a, n) }}
-				res, err := st.Update(cmd.Context(), name, extension.UpdateRequest{
-					Consent: consentFunc(a, consent), Progress: a.Err, Interactive: interactive,
-					Packages: pins.Resolve, Ref: ref,
-				})
-				// The trees pinned for a refused or failed update go, and
-				// those the new pins replaced.
-				pins.Release()
-				if err != nil {
-					var nc *needsConsentError
-					if errors.As(err, &nc) {
-						// The refusal for want of consent names the
-						// update itself.
-						fmt.Fprintf(a.Err, "gemkit: %v\n", nc)
-					} else {
-						fmt.Fprintf(a.Err, "gemkit: update %s: %v\n", name, err)
-					}
-					failed = append(failed, name)
-					noConsent = noConsent && consentNotGiven(err)
-					continue
-				}
-				results = append(results, res)
-				if c, ok := pins.Change(); ok {
-					res.Changes = append(res.Changes, c)
-				}
-				if !asJSON {
-					fmt.Fprintln(a.Out, extension.Printable(updateLine(res)))
-					tellPins(a, pins)
-				}
-				if !res.UpToDate && !res.Linked {
-					if in, err := st.Get(res.Name); err == nil {
-						tellToolsStopped(a.Err, in)
-					}
-				}
-				if !res.UpToDate {
-					if err := keepSwitched(a, st, res.Name); err != nil {
-						fmt.Fprintf(a.Err, "gemkit: %v\n", err)
-					}
-					keepAgreedNamed(cmd.Context(), a, st, res.Name)
-					// What the sandbox refused its servers was the old
-					// version's.
-					if err := extswitch.ForgetRefusals(res.Name); err != nil {
-						fmt.Fprintf(a.Err, "gemkit: forgetting what the sandbox refused %s's servers: %v\n", res.Name, err)
-					}
-					// The packages of its new version were pinned and
-					// agreed to with it (extswitch.UpdatePins).
-					continue
-				}
-				// Up to date, it may still have other packages to run:
-				// the registry is asked again for them.
-				what, err := updatePackages(cmd.Context(), a, st, res.Name, consentFunc(a, consent), asJSON)
-				if what != "" {
-					// Its packages were updated: in --json, a change of
-					// the extension's.
-					res.UpToDate = false
-					res.Changes = append(res.Changes, extension.Change{Area: "packages", What: what})
+				res, err := updateOne(cmd.Context(), a, st, name, req, asJSON)
+				if res != nil {
+					results = append(results, res)
 				}
 				if err != nil {
-					var nc *needsConsentError
-					if errors.As(err, &nc) {
-						fmt.Fprintf(a.Err, "gemkit: %v\n", nc)
-					} else {
-						fmt.Fprintf(a.Err, "gemkit: update %s: %v\n", res.Name, err)
-					}
 					failed = append(failed, name)
 					noConsent = noConsent && consentNotGiven(err)
 				}
@@ -153,6 +94,71 @@ for consent --grant.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().StringVar(&ref, "ref", "", "move an extension installed from git to this branch, tag or commit (which later updates then follow)")
 	return cmd
+}
+
+// updateOne updates the extension name, says so, and keeps what follows
+// it (its switch, agreed servers, pins) in step; up to date, its packages
+// are asked for again. res is nil when the update failed; err, told on
+// a.Err, is why it or its packages' update failed.
+func updateOne(ctx context.Context, a *app, st *extension.Store, name string, req extension.UpdateRequest, asJSON bool) (*extension.UpdateResult, error) {
+	pins := &extswitch.UpdatePins{Switch: a.switcher(st), Pinning: func(n string) func() { return pinning(a, n) }}
+	req.Packages = pins.Resolve
+	res, err := st.Update(ctx, name, req)
+	// The trees pinned for a refused or failed update go, and those the
+	// new pins replaced.
+	pins.Release()
+	if err != nil {
+		return nil, tellUpdateFailed(a, name, err)
+	}
+	if c, ok := pins.Change(); ok {
+		res.Changes = append(res.Changes, c)
+	}
+	if !asJSON {
+		fmt.Fprintln(a.Out, extension.Printable(updateLine(res)))
+		tellPins(a, pins)
+	}
+	if !res.UpToDate && !res.Linked {
+		if in, err := st.Get(res.Name); err == nil {
+			tellToolsStopped(a.Err, in)
+		}
+	}
+	if !res.UpToDate {
+		if err := keepSwitched(a, st, res.Name); err != nil {
+			fmt.Fprintf(a.Err, "gemkit: %v\n", err)
+		}
+		keepAgreedNamed(ctx, a, st, res.Name)
+		// What the sandbox refused its servers was the old version's.
+		if err := extswitch.ForgetRefusals(res.Name); err != nil {
+			fmt.Fprintf(a.Err, "gemkit: forgetting what the sandbox refused %s's servers: %v\n", res.Name, err)
+		}
+		// The packages of its new version were pinned and agreed to
+		// with it (extswitch.UpdatePins).
+		return res, nil
+	}
+	// Up to date, it may still have other packages to run: the registry
+	// is asked again for them.
+	what, err := updatePackages(ctx, a, st, res.Name, req.Consent, asJSON)
+	if what != "" {
+		// Its packages were updated: in --json, a change of the
+		// extension's.
+		res.UpToDate = false
+		res.Changes = append(res.Changes, extension.Change{Area: "packages", What: what})
+	}
+	if err != nil {
+		return res, tellUpdateFailed(a, res.Name, err)
+	}
+	return res, nil
+}
+
+// tellUpdateFailed tells why the update of name failed, and returns err.
+// A refusal for want of consent names the update itself.
+func tellUpdateFailed(a *app, name string, err error) error {
+	if nc := (*needsConsentError)(nil); errors.As(err, &nc) {
+		fmt.Fprintf(a.Err, "gemkit: %v\n", nc)
+	} else {
+		fmt.Fprintf(a.Err, "gemkit: update %s: %v\n", name, err)
+	}
+	return err
 }
 
 func updateLine(r *extension.UpdateResult) string {

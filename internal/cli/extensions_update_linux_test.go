@@ -135,6 +135,14 @@ func TestUpdatePinsWithOneConsent(t *testing.T) {
 		notServed("after the update")
 	}
 
+	updatesToRangeAndNoRunner(t, e, src, notServed)
+}
+
+// updatesToRangeAndNoRunner: the switched hello installed from src is
+// updated to a version asking for a range, then to one without a package
+// runner; notServed checks doctor after each.
+func updatesToRangeAndNoRunner(t *testing.T, e *pkgEnv, src string, notServed func(when string)) {
+	t.Helper()
 	// A version whose server asks for the same package otherwise (a
 	// range the pinned version is in) is pinned for what it asks, though
 	// the registry has nothing new: a pin for another request is not

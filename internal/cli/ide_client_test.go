@@ -365,27 +365,9 @@ func TestIDEDiffCommand(t *testing.T) {
 	if err := os.WriteFile(proposal, []byte("new\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	type result struct {
-		code        int
-		out, errOut string
-	}
-	run := func(stdin string, args ...string) chan result {
-		ch := make(chan result, 1)
-		go func() {
-			c, o, eo := e.client.run(ctx, stdin, args...)
-			ch <- result{c, o, eo}
-		}()
-		return ch
-	}
-	wait := func(what string) scripted.Diff {
-		select {
-		case d := <-e.editor.Opened:
-			return d
-		case <-time.After(30 * time.Second):
-			t.Fatalf("no diff shown for %s", what)
-		}
-		return scripted.Diff{}
-	}
+	dr := ideDiffRun{t: t, e: e}
+	run := func(stdin string, args ...string) chan ideDiffResult { return dr.start(ctx, stdin, args...) }
+	wait := dr.wait
 
 	// Accepted with the person's edits: written atomically, mode kept.
 	ch := run("", "ide", "diff", "notes.txt", "--new-file", proposal)
@@ -429,86 +411,8 @@ func TestIDEDiffCommand(t *testing.T) {
 		t.Errorf("new file content %q", got)
 	}
 
-	// Under root, another user's file stays theirs.
-	if os.Getuid() == 0 {
-		if err := os.Chown(fresh, 4321, 4321); err != nil {
-			t.Fatal(err)
-		}
-		ch = run("theirs\n", "ide", "diff", fresh)
-		wait("owner")
-		e.editor.Accept(fresh, "theirs\n")
-		if r = <-ch; r.code != 0 {
-			t.Errorf("owner: exit %d %s", r.code, r.errOut)
-		}
-		if fi, err := os.Stat(fresh); err != nil || fileUID(fi) != 4321 {
-			t.Errorf("the owner was not kept: %v", err)
-		}
-	}
-
-	// Accepted but not writable (a file where a folder must be): the
-	// accepted text, edits included, is not lost but printed.
-	blocked := filepath.Join(e.ws, "notes.txt", "x.txt")
-	ch = run("p\n", "ide", "diff", blocked)
-	wait("unwritable")
-	e.editor.Accept(blocked, "p, edited\n")
-	if r = <-ch; r.code != ExitError || r.out != "p, edited\n" || !strings.Contains(r.errOut, "accepted text was printed on standard output") {
-		t.Errorf("unwritable: exit %d, stdout %q\n%s", r.code, r.out, r.errOut)
-	}
-
-	// Through a symbolic link: the target changes, the link stays.
-	link := filepath.Join(e.ws, "link.txt")
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-	ch = run("via link\n", "ide", "diff", link)
-	wait("link")
-	e.editor.Accept(link, "via link\n")
-	if r = <-ch; r.code != 0 {
-		t.Errorf("link: exit %d %s", r.code, r.errOut)
-	}
-	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the link was replaced: %v %v", fi, err)
-	}
-	if got, _ := os.ReadFile(target); string(got) != "via link\n" {
-		t.Errorf("target %q", got)
-	}
-	if err := os.WriteFile(target, []byte("new, edited\n"), 0o640); err != nil {
-		t.Fatal(err)
-	}
-
-	// Ctrl-C while waiting (Main turns SIGINT into a cancelled context):
-	// the diff is closed in the editor, the file untouched, exit 2.
-	cctx, cancel := context.WithCancel(ctx)
-	ch = make(chan result, 1)
-	go func() {
-		c, o, eo := e.client.run(cctx, "interrupted\n", "ide", "diff", target)
-		ch <- result{c, o, eo}
-	}()
-	wait("interrupt")
-	cancel()
-	r = <-ch
-	if r.code != ExitError || !strings.Contains(r.errOut, "interrupted: the diff was closed in the editor; "+target+" is unchanged") {
-		t.Errorf("interrupted: exit %d\n%s", r.code, r.errOut)
-	}
-	select {
-	case p := <-e.editor.Closed:
-		if p != target {
-			t.Errorf("closed %s", p)
-		}
-	case <-time.After(30 * time.Second):
-		t.Error("the interrupted diff was not closed in the editor")
-	}
-
-	// No answer within --timeout: the same, with the reason.
-	ch = run("late\n", "ide", "diff", target, "--timeout", "300ms")
-	wait("timeout")
-	r = <-ch
-	if r.code != ExitError || !strings.Contains(r.errOut, "no answer within 300ms: the diff was closed in the editor") {
-		t.Errorf("timeout: exit %d\n%s", r.code, r.errOut)
-	}
-	if got, _ := os.ReadFile(target); string(got) != "new, edited\n" {
-		t.Errorf("file changed by an unanswered diff: %q", got)
-	}
+	diffKeepsOwnerAndLinks(t, dr, target, fresh)
+	diffClosedUnanswered(t, dr, target)
 
 	// Not text: refused before anything is shown (JSON would replace the
 	// bad bytes and the accepted text would differ from the proposal).
@@ -526,6 +430,129 @@ func TestIDEDiffCommand(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(target); string(got) != "new, edited\n" {
 		t.Errorf("file changed by a failed diff: %q", got)
+	}
+}
+
+// ideDiffResult is what one `gemkit ide diff` ended with.
+type ideDiffResult struct {
+	code        int
+	out, errOut string
+}
+
+// ideDiffRun runs `gemkit ide diff` through e's client, in the
+// background, and waits for the diffs it shows in e's scripted editor.
+type ideDiffRun struct {
+	t *testing.T
+	e *ideEnv
+}
+
+// start runs the client with args and stdin; its result comes on the
+// channel.
+func (d ideDiffRun) start(ctx context.Context, stdin string, args ...string) chan ideDiffResult {
+	ch := make(chan ideDiffResult, 1)
+	go func() {
+		c, o, eo := d.e.client.run(ctx, stdin, args...)
+		ch <- ideDiffResult{c, o, eo}
+	}()
+	return ch
+}
+
+// wait is the next diff the editor shows, for what.
+func (d ideDiffRun) wait(what string) scripted.Diff {
+	select {
+	case diff := <-d.e.editor.Opened:
+		return diff
+	case <-time.After(30 * time.Second):
+		d.t.Fatalf("no diff shown for %s", what)
+	}
+	return scripted.Diff{}
+}
+
+// diffKeepsOwnerAndLinks: an accepted diff keeps the owner of another
+// user's file (under root), prints what it cannot write, and writes
+// through a symbolic link to target, which it leaves as it found it.
+func diffKeepsOwnerAndLinks(t *testing.T, dr ideDiffRun, target, fresh string) {
+	ctx := context.Background()
+	// Under root, another user's file stays theirs.
+	if os.Getuid() == 0 {
+		if err := os.Chown(fresh, 4321, 4321); err != nil {
+			t.Fatal(err)
+		}
+		ch := dr.start(ctx, "theirs\n", "ide", "diff", fresh)
+		dr.wait("owner")
+		dr.e.editor.Accept(fresh, "theirs\n")
+		if r := <-ch; r.code != 0 {
+			t.Errorf("owner: exit %d %s", r.code, r.errOut)
+		}
+		if fi, err := os.Stat(fresh); err != nil || fileUID(fi) != 4321 {
+			t.Errorf("the owner was not kept: %v", err)
+		}
+	}
+
+	// Accepted but not writable (a file where a folder must be): the
+	// accepted text, edits included, is not lost but printed.
+	blocked := filepath.Join(dr.e.ws, "notes.txt", "x.txt")
+	ch := dr.start(ctx, "p\n", "ide", "diff", blocked)
+	dr.wait("unwritable")
+	dr.e.editor.Accept(blocked, "p, edited\n")
+	if r := <-ch; r.code != ExitError || r.out != "p, edited\n" || !strings.Contains(r.errOut, "accepted text was printed on standard output") {
+		t.Errorf("unwritable: exit %d, stdout %q\n%s", r.code, r.out, r.errOut)
+	}
+
+	// Through a symbolic link: the target changes, the link stays.
+	link := filepath.Join(dr.e.ws, "link.txt")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	ch = dr.start(ctx, "via link\n", "ide", "diff", link)
+	dr.wait("link")
+	dr.e.editor.Accept(link, "via link\n")
+	if r := <-ch; r.code != 0 {
+		t.Errorf("link: exit %d %s", r.code, r.errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "via link\n" {
+		t.Errorf("target %q", got)
+	}
+	if err := os.WriteFile(target, []byte("new, edited\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// diffClosedUnanswered: a diff of target interrupted, or not answered in
+// time, is closed in the editor and leaves the file as it was.
+func diffClosedUnanswered(t *testing.T, dr ideDiffRun, target string) {
+	ctx := context.Background()
+	// Ctrl-C while waiting (Main turns SIGINT into a cancelled context):
+	// the diff is closed in the editor, the file untouched, exit 2.
+	cctx, cancel := context.WithCancel(ctx)
+	ch := dr.start(cctx, "interrupted\n", "ide", "diff", target)
+	dr.wait("interrupt")
+	cancel()
+	r := <-ch
+	if r.code != ExitError || !strings.Contains(r.errOut, "interrupted: the diff was closed in the editor; "+target+" is unchanged") {
+		t.Errorf("interrupted: exit %d\n%s", r.code, r.errOut)
+	}
+	select {
+	case p := <-dr.e.editor.Closed:
+		if p != target {
+			t.Errorf("closed %s", p)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("the interrupted diff was not closed in the editor")
+	}
+
+	// No answer within --timeout: the same, with the reason.
+	ch = dr.start(ctx, "late\n", "ide", "diff", target, "--timeout", "300ms")
+	dr.wait("timeout")
+	r = <-ch
+	if r.code != ExitError || !strings.Contains(r.errOut, "no answer within 300ms: the diff was closed in the editor") {
+		t.Errorf("timeout: exit %d\n%s", r.code, r.errOut)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new, edited\n" {
+		t.Errorf("file changed by an unanswered diff: %q", got)
 	}
 }
 

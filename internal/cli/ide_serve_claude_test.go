@@ -45,21 +45,7 @@ func TestRealClaudeCode(t *testing.T) {
 	var log gemkittest.Output
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	ed, err := scripted.Start(ctx, scripted.Options{
-		Binary: bin, Workspace: []string{ws}, TMPDIR: tmp, Stderr: &log,
-		Env: []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "QWEN_HOME=" + filepath.Join(home, ".qwen")},
-		Diagnostics: func(path string) any {
-			if path != "" {
-				return []any{map[string]any{"path": path, "diagnostics": []any{}}}
-			}
-			return []any{map[string]any{"path": filepath.Join(ws, "edit.txt"), "diagnostics": []any{map[string]any{
-				"message": "DIAG_MARKER unused value", "severity": "warning", "source": "testlint",
-				"range": map[string]any{"start": map[string]int{"line": 2, "character": 1}, "end": map[string]int{"line": 2, "character": 5}}}}}}
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ed := startDiagEditor(ctx, t, bin, ws, tmp, home, &log)
 	defer ed.Stop()
 	port := ed.Ready.Env["CLAUDE_CODE_SSE_PORT"]
 	if port == "" {
@@ -135,12 +121,43 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Errorf("gemini diff result: %v", m)
 	}
 
+	claudeRejects(t, cc, model, ed, gem, ws)
+}
+
+// startDiagEditor starts the scripted editor of TestRealClaudeCode (the
+// caller stops it): its diagnostics of edit.txt carry a marker
+// the model is to be told of.
+func startDiagEditor(ctx context.Context, t *testing.T, bin, ws, tmp, home string, log *gemkittest.Output) *scripted.Editor {
+	t.Helper()
+	ed, err := scripted.Start(ctx, scripted.Options{
+		Binary: bin, Workspace: []string{ws}, TMPDIR: tmp, Stderr: log,
+		Env: []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "QWEN_HOME=" + filepath.Join(home, ".qwen")},
+		Diagnostics: func(path string) any {
+			if path != "" {
+				return []any{map[string]any{"path": path, "diagnostics": []any{}}}
+			}
+			return []any{map[string]any{"path": filepath.Join(ws, "edit.txt"), "diagnostics": []any{map[string]any{
+				"message": "DIAG_MARKER unused value", "severity": "warning", "source": "testlint",
+				"range": map[string]any{"start": map[string]int{"line": 2, "character": 1}, "end": map[string]int{"line": 2, "character": 5}}}}}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ed
+}
+
+// claudeRejects: a write Claude Code proposes, rejected in the editor,
+// leaves the file as it was, and the Gemini CLI client gem hears of none
+// of Claude Code's diffs.
+func claudeRejects(t *testing.T, cc gemkittest.Pane, model *claudetest.Model, ed *scripted.Editor, gem *geminiClient, ws string) {
+	t.Helper()
 	// Write, rejected: the file stays as it was.
-	wait("the turn to end", func(s string) bool { return strings.Count(s, "· done") >= 2 })
+	gemkittest.WaitScreen(t, cc.Screen, "the turn to end", func(s string) bool { return strings.Count(s, "· done") >= 2 })
 	claudetest.Ask(t, cc, model, "STEP_REJECT please")
-	d = waitDiff(t, ed, filepath.Join(ws, "keep.txt"))
+	d := waitDiff(t, ed, filepath.Join(ws, "keep.txt"))
 	ed.Reject(d.FilePath)
-	wait("the rejection", func(s string) bool {
+	gemkittest.WaitScreen(t, cc.Screen, "the rejection", func(s string) bool {
 		i := strings.Index(s, "STEP_REJECT")
 		return i >= 0 && strings.Contains(s[i:], "Rejected write to keep.txt")
 	})

@@ -69,17 +69,7 @@ func TestServeInTmuxWatchesSaves(t *testing.T) {
 	})
 
 	// Saves, one after the other, as a person in another terminal would.
-	save := func(name, content string) string {
-		t.Helper()
-		p := filepath.Join(ws, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	save := func(name, content string) string { t.Helper(); return saveIn(t, ws, name, content) }
 	a := save("a.txt", "a\n")
 	waitOpenFiles(t, cl, a)
 	b := save(filepath.Join("src", "b.go"), "package b\n") // a folder made after the start
@@ -123,6 +113,20 @@ func TestServeInTmuxWatchesSaves(t *testing.T) {
 	})
 	s.keys("C-d")
 	s.waitPane("exit", func(p string) bool { return strings.Contains(p, "EXITED 0") })
+}
+
+// saveIn writes content to the file name of the folder ws, making its
+// folders, as a person's save would, and returns its path.
+func saveIn(t *testing.T, ws, name, content string) string {
+	t.Helper()
+	p := filepath.Join(ws, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // waitOpenFiles waits until the client's context lists want (newest

@@ -145,36 +145,15 @@ func (q *query) byFileName(ctx context.Context, ls lines, abs, rel, sym string) 
 	if len(cands) == 0 {
 		occ = findIdent(ls, name, 200)
 	}
-	declared := func(cands, folded []candidate) (target, bool, error) {
-		keep, others := preferred(cands, qual != "")
-		switch {
-		case len(keep) == 1:
-			s := keep[0].sym
-			return target{at: DocPos{Path: abs, Pos: s.NamePos()}, decl: &s, what: q.describe(keep[0]), others: lines2(q.othersNote(others), q.caseNote(folded))}, true, nil
-		case len(keep) > 1:
-			return target{}, true, q.ambiguous(sym, keep, "give line, or qualify the name")
-		}
-		return target{}, false, nil
-	}
 	if len(cands) == 0 && len(occ) == 0 {
 		cands, folded = folded, nil
 	}
-	if t, ok, err := declared(cands, folded); ok {
+	if t, ok, err := q.declaredIn(abs, sym, cands, folded); ok {
 		return t, err
 	}
 	// Not declared here: a use of it. Ask the server where each use
 	// leads (a few), and take the one declaration they agree on.
-	if qual != "" {
-		var fit []occurrence
-		for _, o := range occ {
-			if qualMatches(qual, o.qualified) || qualMatches(o.qualified, qual) {
-				fit = append(fit, o)
-			}
-		}
-		if len(fit) > 0 {
-			occ = fit
-		}
-	}
+	occ = fitQualified(occ, qual)
 	if len(occ) == 0 {
 		// Perhaps the wrong file: look in the whole workspace.
 		t, err := q.byWorkspaceName(ctx, sym)
@@ -184,35 +163,15 @@ func (q *query) byFileName(ctx context.Context, ls lines, abs, rel, sym string) 
 		t.what += fmt.Sprintf(" (not in %s)", rel)
 		return t, nil
 	}
-	type found struct {
-		occ  occurrence
-		defs []Location
-	}
-	var firsts []found
-	seen := map[string]bool{}
-	for i, o := range occ {
-		if i >= maxOccurrences {
-			break
-		}
-		at := DocPos{Path: abs, Pos: Position{Line: o.line, Character: o.col16}}
-		defs, err := q.t.src.Definition(ctx, at)
-		if err != nil {
-			return target{}, err
-		}
-		if len(defs) == 0 {
-			continue // a comment, a string
-		}
-		key := locKey(defs[0])
-		if !seen[key] {
-			seen[key] = true
-			firsts = append(firsts, found{o, defs})
-		}
+	firsts, err := q.useDefinitions(ctx, abs, occ)
+	if err != nil {
+		return target{}, err
 	}
 	switch {
 	case len(firsts) == 0 && len(folded) > 0:
 		// Written as asked only where nothing is declared (a comment):
 		// the declarations differing in case are meant.
-		t, _, err := declared(folded, nil)
+		t, _, err := q.declaredIn(abs, sym, folded, nil)
 		return t, err
 	case len(firsts) == 0:
 		return target{}, fmt.Errorf("%s occurs in %s, but the language server finds no declaration for it there (in a comment or a string?); give line and column of a use", name, rel)
@@ -227,6 +186,73 @@ func (q *query) byFileName(ctx context.Context, ls lines, abs, rel, sym string) 
 	f := firsts[0]
 	return target{at: DocPos{Path: abs, Pos: Position{Line: f.occ.line, Character: f.occ.col16}}, defs: f.defs,
 		what: fmt.Sprintf("%s (used at %s:%d:%d)", name, rel, f.occ.line+1, f.occ.col+1), others: q.caseNote(folded)}, nil
+}
+
+// declaredIn is the one declaration of sym in the file abs among cands
+// (ok), with folded, those differing in case, offered beside it; several
+// are an error asking for the line. ok is false for none.
+func (q *query) declaredIn(abs, sym string, cands, folded []candidate) (t target, ok bool, err error) {
+	qual, _ := splitName(sym)
+	keep, others := preferred(cands, qual != "")
+	switch {
+	case len(keep) == 1:
+		s := keep[0].sym
+		return target{at: DocPos{Path: abs, Pos: s.NamePos()}, decl: &s, what: q.describe(keep[0]), others: lines2(q.othersNote(others), q.caseNote(folded))}, true, nil
+	case len(keep) > 1:
+		return target{}, true, q.ambiguous(sym, keep, "give line, or qualify the name")
+	}
+	return target{}, false, nil
+}
+
+// fitQualified are the uses in occ whose qualifier fits qual, or all of
+// them when none does or qual is "".
+func fitQualified(occ []occurrence, qual string) []occurrence {
+	if qual == "" {
+		return occ
+	}
+	var fit []occurrence
+	for _, o := range occ {
+		if qualMatches(qual, o.qualified) || qualMatches(o.qualified, qual) {
+			fit = append(fit, o)
+		}
+	}
+	if len(fit) > 0 {
+		return fit
+	}
+	return occ
+}
+
+// usedDef is a use of a name and where the server says it leads.
+type usedDef struct {
+	occ  occurrence
+	defs []Location
+}
+
+// useDefinitions asks the server where each of the first uses in occ of
+// the file abs leads, and keeps the first use of each declaration found;
+// a use that leads nowhere (a comment, a string) is passed over.
+func (q *query) useDefinitions(ctx context.Context, abs string, occ []occurrence) ([]usedDef, error) {
+	var firsts []usedDef
+	seen := map[string]bool{}
+	for i, o := range occ {
+		if i >= maxOccurrences {
+			break
+		}
+		at := DocPos{Path: abs, Pos: Position{Line: o.line, Character: o.col16}}
+		defs, err := q.t.src.Definition(ctx, at)
+		if err != nil {
+			return nil, err
+		}
+		if len(defs) == 0 {
+			continue // a comment, a string
+		}
+		key := locKey(defs[0])
+		if !seen[key] {
+			seen[key] = true
+			firsts = append(firsts, usedDef{o, defs})
+		}
+	}
+	return firsts, nil
 }
 
 // byWorkspaceName resolves a name by searching the workspace's

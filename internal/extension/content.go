@@ -145,119 +145,177 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 // readContentBounded is readContent with at most maxFiles files of at
 // most maxBytes together.
 func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, maxBytes int64) (Content, error) {
-	var (
-		files = make([]contentFile, cache.guess()+64)
-		dirs  []contentFile // for the cache: its folders, the folder first
-		count atomic.Int64  // files seen: the first len(files) go to files
-		sum   atomic.Int64  // their bytes
-		mu    sync.Mutex    // guards more, dirs and c's lists
-		more  []contentFile
-		c     Content
-		// over: a bound was passed; the files are counted on, neither
-		// hashed nor kept, for the error to say how many there are, up
-		// to countCap files (one past it, and the count says "at
-		// least").
-		over     atomic.Bool
-		countCap = 2 * maxFiles
-	)
-	tooMany := func(atLeast bool) error {
-		return &TooLargeError{Files: maxFiles, Bytes: maxBytes, Found: int(count.Load()), FoundBytes: sum.Load(), AtLeast: atLeast}
+	w := &contentWalk{
+		root: root, cache: cache, maxFiles: maxFiles, maxBytes: maxBytes,
+		files:    make([]contentFile, cache.guess()+64),
+		countCap: 2 * maxFiles,
+		// Without a cache every file is hashed as it is listed, beneath
+		// the folder held open; with one, the stat of each is compared
+		// with the cache once the listing is done and sorted, and only
+		// those that differ are hashed then.
+		hashNow: !cache.present(),
 	}
-	// Without a cache every file is hashed as it is listed, beneath the
-	// folder held open; with one, the stat of each is compared with the
-	// cache once the listing is done and sorted, and only those that
-	// differ are hashed then.
-	hashNow := !cache.present()
 	if cache != nil {
 		// The folder's stat before it is listed: a name made or removed
 		// in it after this changes it, which the next check sees.
 		// Without it (a system that cannot tell it) the cache has no
 		// record of the folder, and the fast check is never taken.
 		if st, err := rootStat(root); err == nil {
-			dirs = append(dirs, contentFile{rel: ".", mode: st.Mode, st: st})
+			w.dirs = append(w.dirs, contentFile{rel: ".", mode: st.Mode, st: st})
 		}
 	}
-	err := root.Scan(contentWorkers(), func(dir *fsutil.ScanDir, rel string, st *fsutil.ScanStat) error {
-		if st.Mode.IsDir() {
-			if leftOutOfContent(rel, true) {
-				return fs.SkipDir
-			}
-			if cache != nil {
-				mu.Lock()
-				dirs = append(dirs, contentFile{rel: rel, mode: st.Mode, st: *st})
-				mu.Unlock()
-			}
-			return nil
-		}
-		if leftOutOfContent(rel, false) {
-			return nil
-		}
-		f := contentFile{rel: rel, mode: st.Mode, st: *st}
-		switch {
-		case st.Mode&fs.ModeSymlink != 0:
-			target, err := dir.Readlink(path.Base(rel))
-			if err != nil {
-				return err
-			}
-			s := sha256.Sum256([]byte(target))
-			f.target, f.sum = target, s[:]
-			if dest, out := linkOut(root, rel, target); out {
-				mu.Lock()
-				if c.LinksOut == nil {
-					c.LinksOut = map[string]string{}
-				}
-				c.LinksOut[rel] = dest
-				mu.Unlock()
-			}
-		case st.Mode.IsRegular() && hashNow && !over.Load():
-			fst, sum, err := hashFile(dir.OpenStat, path.Base(rel), dir.Path(path.Base(rel)), maxBytes)
-			if err != nil {
-				return err
-			}
-			// The mode, the bytes counted and the stat cached are those
-			// of the file hashed, not of the entry listed a moment
-			// before.
-			f.st, f.mode, f.sum = fst, fst.Mode, sum
-		}
-		// Into the slot of its own, without a lock while the guessed
-		// room lasts.
-		n := int(count.Add(1))
-		if f.mode.IsRegular() && sum.Add(f.st.Size) > maxBytes || n > maxFiles || over.Load() {
-			over.Store(true)
-			if n > countCap {
-				return errCountCap
-			}
-			return nil
-		}
-		if n <= len(files) {
-			files[n-1] = f
-			return nil
-		}
-		mu.Lock()
-		more = append(more, f)
-		mu.Unlock()
-		return nil
-	})
+	err := root.Scan(contentWorkers(), w.visit)
 	switch {
 	case errors.Is(err, errCountCap):
-		return Content{}, tooMany(true)
+		return Content{}, w.tooMany(true)
 	case err != nil:
 		return Content{}, err
-	case over.Load():
-		return Content{}, tooMany(false)
+	case w.over.Load():
+		return Content{}, w.tooMany(false)
 	}
-	files = append(files[:min(int(count.Load()), len(files))], more...)
-	total := sum.Load()
-	order := sortedOrder(files)
-	// A file whose stat, taken beneath the folder held open as it was
-	// listed, matches the digest cache's entry is not opened, let alone
-	// read (digestcache.go says why that is safe): at a server's start
-	// most of a node_modules is. The cache's entries are in path order
-	// too, so they are matched in one pass.
-	old := cache.entries()
+	w.files = append(w.files[:min(int(w.count.Load()), len(w.files))], w.more...)
+	order := sortedOrder(w.files)
+	total, err := w.hashUncached(order)
+	if err != nil {
+		return Content{}, err
+	}
+	if total > maxBytes {
+		return Content{}, &TooLargeError{Files: maxFiles, Bytes: maxBytes, Found: len(w.files), FoundBytes: total}
+	}
+	w.digest(order)
+	w.recordCache()
+	// The per-file list is made when asked for (FileList): a consent
+	// check whose digest matches, the one at every start, needs none.
+	files := w.files
+	w.c.loadFiles = func() map[string]string {
+		m := make(map[string]string, len(files))
+		for _, f := range files {
+			m[f.rel] = fileState(f.mode, f.sum)
+		}
+		return m
+	}
+	return w.c, nil
+}
+
+// contentWalk is what one readContentBounded holds while the folder is
+// listed: the scan calls visit from several goroutines at once, so the
+// state they share is kept here beside the lock and counters guarding it.
+type contentWalk struct {
+	root     *fsutil.Root
+	cache    *digestCache
+	maxFiles int
+	maxBytes int64
+	hashNow  bool
+
+	files []contentFile
+	dirs  []contentFile // for the cache: its folders, the folder first
+	count atomic.Int64  // files seen: the first len(files) go to files
+	sum   atomic.Int64  // their bytes
+	mu    sync.Mutex    // guards more, dirs and c's lists
+	more  []contentFile
+	c     Content
+	// over: a bound was passed; the files are counted on, neither
+	// hashed nor kept, for the error to say how many there are, up to
+	// countCap files (one past it, and the count says "at least").
+	over     atomic.Bool
+	countCap int
+}
+
+// tooMany is the error for a folder past the bounds, with what was
+// counted of it so far.
+func (w *contentWalk) tooMany(atLeast bool) error {
+	return &TooLargeError{Files: w.maxFiles, Bytes: w.maxBytes, Found: int(w.count.Load()), FoundBytes: w.sum.Load(), AtLeast: atLeast}
+}
+
+// visit is the scan's callback for one entry: folders are noted for the
+// cache, files read (a link's target, a regular file's sum when hashed
+// now) and kept, until a bound is passed.
+func (w *contentWalk) visit(dir *fsutil.ScanDir, rel string, st *fsutil.ScanStat) error {
+	if st.Mode.IsDir() {
+		if leftOutOfContent(rel, true) {
+			return fs.SkipDir
+		}
+		if w.cache != nil {
+			w.mu.Lock()
+			w.dirs = append(w.dirs, contentFile{rel: rel, mode: st.Mode, st: *st})
+			w.mu.Unlock()
+		}
+		return nil
+	}
+	if leftOutOfContent(rel, false) {
+		return nil
+	}
+	f := contentFile{rel: rel, mode: st.Mode, st: *st}
+	switch {
+	case st.Mode&fs.ModeSymlink != 0:
+		if err := w.readLink(dir, &f); err != nil {
+			return err
+		}
+	case st.Mode.IsRegular() && w.hashNow && !w.over.Load():
+		fst, sum, err := hashFile(dir.OpenStat, path.Base(rel), dir.Path(path.Base(rel)), w.maxBytes)
+		if err != nil {
+			return err
+		}
+		// The mode, the bytes counted and the stat cached are those of
+		// the file hashed, not of the entry listed a moment before.
+		f.st, f.mode, f.sum = fst, fst.Mode, sum
+	}
+	return w.keep(f)
+}
+
+// readLink fills in a symlink's target and its sum, and notes it in
+// LinksOut when it leads out of the folder.
+func (w *contentWalk) readLink(dir *fsutil.ScanDir, f *contentFile) error {
+	target, err := dir.Readlink(path.Base(f.rel))
+	if err != nil {
+		return err
+	}
+	s := sha256.Sum256([]byte(target))
+	f.target, f.sum = target, s[:]
+	if dest, out := linkOut(w.root, f.rel, target); out {
+		w.mu.Lock()
+		if w.c.LinksOut == nil {
+			w.c.LinksOut = map[string]string{}
+		}
+		w.c.LinksOut[f.rel] = dest
+		w.mu.Unlock()
+	}
+	return nil
+}
+
+// keep counts f against the bounds and, within them, keeps it: into the
+// slot of its own, without a lock while the guessed room lasts.
+func (w *contentWalk) keep(f contentFile) error {
+	n := int(w.count.Add(1))
+	if f.mode.IsRegular() && w.sum.Add(f.st.Size) > w.maxBytes || n > w.maxFiles || w.over.Load() {
+		w.over.Store(true)
+		if n > w.countCap {
+			return errCountCap
+		}
+		return nil
+	}
+	if n <= len(w.files) {
+		w.files[n-1] = f
+		return nil
+	}
+	w.mu.Lock()
+	w.more = append(w.more, f)
+	w.mu.Unlock()
+	return nil
+}
+
+// hashUncached gives every regular file not hashed yet its sum, and
+// returns the bytes of the files as hashed. A file whose stat, taken
+// beneath the folder held open as it was listed, matches the digest
+// cache's entry is not opened, let alone read (digestcache.go says why
+// that is safe): at a server's start most of a node_modules is. The
+// cache's entries are in path order too, so they are matched in one pass.
+func (w *contentWalk) hashUncached(order []int32) (int64, error) {
+	total := w.sum.Load()
+	old := w.cache.entries()
 	j := 0
 	for _, i := range order {
-		f := &files[i]
+		f := &w.files[i]
 		if !f.mode.IsRegular() || f.sum != nil {
 			continue
 		}
@@ -267,25 +325,28 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 			j++
 		}
 		if j < len(old) && old[j].rel == f.rel {
-			f.sum = cache.match(old[j], &f.st)
+			f.sum = w.cache.match(old[j], &f.st)
 		}
 		if f.sum != nil {
 			continue
 		}
-		fst, sum, err := hashFile(root.OpenScanStat, f.rel, root.Path(f.rel), maxBytes)
+		fst, sum, err := hashFile(w.root.OpenScanStat, f.rel, w.root.Path(f.rel), w.maxBytes)
 		if err != nil {
-			return Content{}, err
+			return 0, err
 		}
 		total += fst.Size - f.st.Size
 		f.st, f.mode, f.sum = fst, fst.Mode, sum
 	}
-	if total > maxBytes {
-		return Content{}, &TooLargeError{Files: maxFiles, Bytes: maxBytes, Found: len(files), FoundBytes: total}
-	}
+	return total, nil
+}
+
+// digest sets c.Digest from the files in path order, and c.Shared to the
+// regular files with another name.
+func (w *contentWalk) digest(order []int32) {
 	h := sha256.New()
 	var line []byte
 	for _, i := range order {
-		f := &files[i]
+		f := &w.files[i]
 		// "%q %o\n" of the path and mode, then the file's own line: a
 		// link's target quoted after "-> ", a regular file's sum in hex.
 		line = appendQuote(line[:0], f.rel)
@@ -300,38 +361,33 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 			line = hex.AppendEncode(line, f.sum)
 			line = append(line, '\n')
 			if f.st.Nlink > 1 {
-				c.Shared = append(c.Shared, f.rel)
+				w.c.Shared = append(w.c.Shared, f.rel)
 			}
 		}
 		h.Write(line)
 	}
-	c.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
-	if cache != nil {
-		// A full walk ran: the cache did not describe the tree as it
-		// is (or had racy entries), and is written anew.
-		cache.changed, cache.nextDigest = true, c.Digest
-		for _, d := range dirs {
-			cache.record(d.rel, &d.st, nil, "")
-		}
-		for i := range files {
-			f := &files[i]
-			var sum []byte
-			if f.mode.IsRegular() {
-				sum = f.sum
-			}
-			cache.record(f.rel, &f.st, sum, f.target)
-		}
+	w.c.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// recordCache writes the walk to the cache, if there is one: a full walk
+// ran, so the cache did not describe the tree as it is (or had racy
+// entries), and is written anew.
+func (w *contentWalk) recordCache() {
+	if w.cache == nil {
+		return
 	}
-	// The per-file list is made when asked for (FileList): a consent
-	// check whose digest matches, the one at every start, needs none.
-	c.loadFiles = func() map[string]string {
-		m := make(map[string]string, len(files))
-		for _, f := range files {
-			m[f.rel] = fileState(f.mode, f.sum)
-		}
-		return m
+	w.cache.changed, w.cache.nextDigest = true, w.c.Digest
+	for _, d := range w.dirs {
+		w.cache.record(d.rel, &d.st, nil, "")
 	}
-	return c, nil
+	for i := range w.files {
+		f := &w.files[i]
+		var sum []byte
+		if f.mode.IsRegular() {
+			sum = f.sum
+		}
+		w.cache.record(f.rel, &f.st, sum, f.target)
+	}
 }
 
 // sortedOrder is the indexes of files in path order: sorted through an

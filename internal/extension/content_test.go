@@ -86,13 +86,47 @@ func TestContentNotice(t *testing.T) {
 		"README.md":        "hi\n",
 		"link":             "->tools/slugify.py",
 	}
-	for _, c := range []struct {
-		name   string
-		change func(t *testing.T, dir string)
-		// agreed turns the recorded Content into an older record's.
-		agreed func(Content) Content
-		want   string
-	}{
+	for _, c := range contentNoticeCases() {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, base)
+			agreed, err := ReadContent(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.agreed != nil {
+				agreed = c.agreed(agreed)
+			}
+			if c.change != nil {
+				c.change(t, dir)
+			}
+			now, err := ReadContent(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ContentNotice(agreed, now, dir)
+			want := strings.ReplaceAll(c.want, "DIR", dir)
+			if (want == "") != (got == "") || !strings.Contains(got, want) {
+				t.Errorf("notice %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// contentNoticeCase is one change to an agreed folder and the notice it
+// is to give.
+type contentNoticeCase struct {
+	name   string
+	change func(t *testing.T, dir string)
+	// agreed turns the recorded Content into an older record's.
+	agreed func(Content) Content
+	want   string
+}
+
+// contentNoticeCases are TestContentNotice's changes, one of each kind a
+// file can go through, and the records older than the file list.
+func contentNoticeCases() []contentNoticeCase {
+	return []contentNoticeCase{
 		{name: "unchanged", want: ""},
 		{
 			name: "edited",
@@ -159,30 +193,6 @@ func TestContentNotice(t *testing.T) {
 			agreed: func(Content) Content { return Content{} },
 			want:   "gemkit now binds your consent to the extension's files as well as to its permissions; agree once more to run these files.",
 		},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			writeTree(t, dir, base)
-			agreed, err := ReadContent(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.agreed != nil {
-				agreed = c.agreed(agreed)
-			}
-			if c.change != nil {
-				c.change(t, dir)
-			}
-			now, err := ReadContent(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := ContentNotice(agreed, now, dir)
-			want := strings.ReplaceAll(c.want, "DIR", dir)
-			if (want == "") != (got == "") || !strings.Contains(got, want) {
-				t.Errorf("notice %q, want %q", got, want)
-			}
-		})
 	}
 }
 

@@ -22,20 +22,65 @@ import (
 // window of the cache's writing) is seen; a damaged cache is ignored.
 func TestDigestCache(t *testing.T) {
 	now := time.Now()
-	settled := now.Add(5 * time.Second) // a walk well after the files' last change
 	later := now.Add(10 * time.Second)
-	for _, tc := range []struct {
-		name string
-		// firstAt is when the walk that writes the cache starts.
-		firstAt time.Time
-		// change alters the folder (or the cache) between the walks.
-		change func(t *testing.T, dir, cache string)
-		// hits is how many files the second walk may take from the
-		// cache; -1 for any number.
-		hits int
-		// same: the second digest equals the first.
-		same bool
-	}{
+	for _, tc := range digestCacheCases(now) {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, ManifestFile), "{}")
+			writeFile(t, filepath.Join(dir, "tools/t.sh"), "echo hello\n")
+			writeFile(t, filepath.Join(dir, "lib/a.js"), "module.exports = 1\n")
+			os.Symlink("a.js", filepath.Join(dir, "lib/b.js"))
+			cache := filepath.Join(t.TempDir(), "state", digestCacheDir, "c")
+
+			first := readCached(t, dir, cache, tc.firstAt)
+			if want := readFull(t, dir); first.c.Digest != want.Digest {
+				t.Fatalf("a cold cache gave digest %s, without one %s", first.c.Digest, want.Digest)
+			}
+			fi := stat(t, cache)
+			if fi.Mode().Perm() != 0o600 || stat(t, filepath.Dir(cache)).Mode().Perm() != 0o700 {
+				t.Fatalf("cache %v, its folder %v; want 0600 in 0700", fi.Mode(), stat(t, filepath.Dir(cache)).Mode())
+			}
+			tc.change(t, dir, cache)
+			second := readCached(t, dir, cache, later)
+			want := readFull(t, dir)
+			switch {
+			case tc.name == "settled entry trusted":
+				if second.c.Digest == want.Digest {
+					t.Fatal("the forged sums were not used")
+				}
+			case second.c.Digest != want.Digest:
+				t.Fatalf("through the cache: %s, without: %s", second.c.Digest, want.Digest)
+			}
+			if (second.c.Digest == first.c.Digest) != tc.same {
+				t.Fatalf("digest kept = %v, want %v", !tc.same, tc.same)
+			}
+			if tc.hits >= 0 && second.hits != tc.hits {
+				t.Fatalf("%d files taken from the cache, want %d", second.hits, tc.hits)
+			}
+		})
+	}
+}
+
+// digestCacheCase is one change between two walks through the digest
+// cache, and what the second walk may take from it.
+type digestCacheCase struct {
+	name string
+	// firstAt is when the walk that writes the cache starts.
+	firstAt time.Time
+	// change alters the folder (or the cache) between the walks.
+	change func(t *testing.T, dir, cache string)
+	// hits is how many files the second walk may take from the
+	// cache; -1 for any number.
+	hits int
+	// same: the second digest equals the first.
+	same bool
+}
+
+// digestCacheCases are TestDigestCache's changes: the folder's files
+// rewritten behind the cache's back, and the cache itself forged or damaged. now is when the files were written.
+func digestCacheCases(now time.Time) []digestCacheCase {
+	settled := now.Add(5 * time.Second) // a walk well after the files' last change
+	return []digestCacheCase{
 		{name: "unchanged", firstAt: settled, change: func(*testing.T, string, string) {}, hits: 3, same: true},
 		{name: "rewritten in place, mtime set back", firstAt: settled, change: func(t *testing.T, dir, _ string) {
 			p := filepath.Join(dir, "tools/t.sh")
@@ -84,41 +129,6 @@ func TestDigestCache(t *testing.T) {
 		{name: "other version", firstAt: settled, change: func(t *testing.T, _ string, cache string) {
 			writeFile(t, cache, "gemkit digest cache 0\n")
 		}, hits: 0, same: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, ManifestFile), "{}")
-			writeFile(t, filepath.Join(dir, "tools/t.sh"), "echo hello\n")
-			writeFile(t, filepath.Join(dir, "lib/a.js"), "module.exports = 1\n")
-			os.Symlink("a.js", filepath.Join(dir, "lib/b.js"))
-			cache := filepath.Join(t.TempDir(), "state", digestCacheDir, "c")
-
-			first := readCached(t, dir, cache, tc.firstAt)
-			if want := readFull(t, dir); first.c.Digest != want.Digest {
-				t.Fatalf("a cold cache gave digest %s, without one %s", first.c.Digest, want.Digest)
-			}
-			fi := stat(t, cache)
-			if fi.Mode().Perm() != 0o600 || stat(t, filepath.Dir(cache)).Mode().Perm() != 0o700 {
-				t.Fatalf("cache %v, its folder %v; want 0600 in 0700", fi.Mode(), stat(t, filepath.Dir(cache)).Mode())
-			}
-			tc.change(t, dir, cache)
-			second := readCached(t, dir, cache, later)
-			want := readFull(t, dir)
-			switch {
-			case tc.name == "settled entry trusted":
-				if second.c.Digest == want.Digest {
-					t.Fatal("the forged sums were not used")
-				}
-			case second.c.Digest != want.Digest:
-				t.Fatalf("through the cache: %s, without: %s", second.c.Digest, want.Digest)
-			}
-			if (second.c.Digest == first.c.Digest) != tc.same {
-				t.Fatalf("digest kept = %v, want %v", !tc.same, tc.same)
-			}
-			if tc.hits >= 0 && second.hits != tc.hits {
-				t.Fatalf("%d files taken from the cache, want %d", second.hits, tc.hits)
-			}
-		})
 	}
 }
 

@@ -19,100 +19,11 @@ import (
 // Content it gives is the full read's (digest, files with another name,
 // links out, the per-file list), with one worker and with several.
 func TestFastCheck(t *testing.T) {
-	// When the walk that writes the cache starts: well after the files'
-	// last change, or with them (racy).
-	const (
-		settled = 5 * time.Second
-		now     = 0
-	)
 	outside := t.TempDir()
 	for _, big := range []bool{false, true} {
-		for _, tc := range []struct {
-			name    string
-			firstAt time.Duration // after the tree is made
-			change  func(t *testing.T, dir, cache string)
-			fast    bool // the second check is the fast one
-			same    bool // and its digest is the first's
-		}{
-			{name: "unchanged", firstAt: settled, change: func(*testing.T, string, string) {}, fast: true, same: true},
-			{name: "rewritten in place, mtime set back", firstAt: settled, change: func(t *testing.T, dir, _ string) {
-				p := filepath.Join(dir, "node_modules/p/lib/index.js")
-				fi := stat(t, p)
-				writeFile(t, p, "module.exports = 2\n")
-				if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
-					t.Fatal(err)
-				}
-			}},
-			{name: "a file made in a folder", firstAt: settled, change: func(t *testing.T, dir, _ string) {
-				writeFile(t, filepath.Join(dir, "node_modules/p/lib/new.js"), "x")
-			}},
-			{name: "an empty folder made", firstAt: settled, change: func(t *testing.T, dir, _ string) {
-				if err := os.Mkdir(filepath.Join(dir, "node_modules/p/lib/empty"), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}, same: true}, // folders are not in the digest, but the names in them are
-			{name: "a file made in an empty folder", firstAt: settled, change: func(t *testing.T, dir, _ string) {
-				writeFile(t, filepath.Join(dir, "node_modules/q/empty/x.js"), "x")
-			}},
-			{name: "a file removed", firstAt: settled, change: func(t *testing.T, dir, _ string) {
-				if err := os.Remove(filepath.Join(dir, "tools/run.sh")); err != nil {
-					t.Fatal(err)
-				}
-			}},
-			{name: "a folder replaced by a link to a copy", firstAt: settled, change: func(t *testing.T, dir, _ string) {
-				p := filepath.Join(dir, "node_modules/p")
-				copyDir := filepath.Join(outside, fmt.Sprint(time.Now().UnixNano()))
-				if err := os.Rename(p, copyDir); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Symlink(copyDir, p); err != nil {
-					t.Fatal(err)
-				}
-			}},
-			{name: "a hard link made from outside", firstAt: settled, change: func(t *testing.T, dir, _ string) {
-				if err := os.Link(filepath.Join(dir, "tools/run.sh"), filepath.Join(outside, fmt.Sprint(time.Now().UnixNano()))); err != nil {
-					t.Fatal(err)
-				}
-			}, same: true},
-			{name: "the settings file made at the top", firstAt: settled, change: func(t *testing.T, dir, _ string) {
-				writeFile(t, filepath.Join(dir, ".env"), "K=v")
-			}, same: true},
-			{name: "racy cache", firstAt: now, change: func(*testing.T, string, string) {}, same: true},
-			{name: "records missing", firstAt: settled, change: func(t *testing.T, _ string, cache string) {
-				// Cut at the last record's start, the count kept.
-				_, _, recs, err := readDigestCache(cache)
-				if err != nil {
-					t.Fatal(err)
-				}
-				last := recs[len(recs)-1]
-				data, err := os.ReadFile(cache)
-				if err != nil {
-					t.Fatal(err)
-				}
-				writeFile(t, cache, string(data[:len(data)-cacheRecordFixed-len(last.rel)-len(last.target)]))
-			}, same: true},
-		} {
+		for _, tc := range fastCheckCases(outside) {
 			t.Run(fmt.Sprintf("%s/big=%v", tc.name, big), func(t *testing.T) {
-				dir := t.TempDir()
-				tree := map[string]string{
-					ManifestFile: `{"name":"f","version":"1.0.0"}`, "tools/run.sh": "echo\n",
-					"node_modules/p/lib/index.js": "module.exports = 1\n", "node_modules/p/package.json": "{}",
-					"node_modules/p-q/index.js": "x", "node_modules/p.js": "y",
-					"node_modules/.bin/p": "->../p/lib/index.js", "link-out": "->/etc/passwd",
-				}
-				if big {
-					// Past the records that one worker checks alone.
-					for i := range 2100 {
-						tree[fmt.Sprintf("node_modules/m%02d/lib/f%03d.js", i/100, i%100)] = fmt.Sprint(i)
-					}
-				}
-				writeTree(t, dir, tree)
-				if err := os.MkdirAll(filepath.Join(dir, "node_modules/q/empty"), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Link(filepath.Join(dir, "node_modules/p/package.json"), filepath.Join(dir, "node_modules/p/package2.json")); err != nil {
-					t.Fatal(err)
-				}
+				dir := fastCheckTree(t, big)
 				made := time.Now()
 				later := made.Add(10 * time.Second)
 				cache := filepath.Join(t.TempDir(), digestCacheDir, "c")
@@ -153,4 +64,112 @@ func TestFastCheck(t *testing.T) {
 			})
 		}
 	}
+}
+
+// fastCheckCase is one change between two checks of a cached tree, and
+// whether the second may be the fast one.
+type fastCheckCase struct {
+	name    string
+	firstAt time.Duration // after the tree is made
+	change  func(t *testing.T, dir, cache string)
+	fast    bool // the second check is the fast one
+	same    bool // and its digest is the first's
+}
+
+// fastCheckCases are TestFastCheck's changes: to what the digest covers,
+// to the folders' names, and to the cache. outside is a folder out of the
+// tree for what is moved or linked out of it.
+func fastCheckCases(outside string) []fastCheckCase {
+	// When the walk that writes the cache starts: well after the files'
+	// last change, or with them (racy).
+	const (
+		settled = 5 * time.Second
+		now     = 0
+	)
+	return []fastCheckCase{
+		{name: "unchanged", firstAt: settled, change: func(*testing.T, string, string) {}, fast: true, same: true},
+		{name: "rewritten in place, mtime set back", firstAt: settled, change: func(t *testing.T, dir, _ string) {
+			p := filepath.Join(dir, "node_modules/p/lib/index.js")
+			fi := stat(t, p)
+			writeFile(t, p, "module.exports = 2\n")
+			if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a file made in a folder", firstAt: settled, change: func(t *testing.T, dir, _ string) {
+			writeFile(t, filepath.Join(dir, "node_modules/p/lib/new.js"), "x")
+		}},
+		{name: "an empty folder made", firstAt: settled, change: func(t *testing.T, dir, _ string) {
+			if err := os.Mkdir(filepath.Join(dir, "node_modules/p/lib/empty"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, same: true}, // folders are not in the digest, but the names in them are
+		{name: "a file made in an empty folder", firstAt: settled, change: func(t *testing.T, dir, _ string) {
+			writeFile(t, filepath.Join(dir, "node_modules/q/empty/x.js"), "x")
+		}},
+		{name: "a file removed", firstAt: settled, change: func(t *testing.T, dir, _ string) {
+			if err := os.Remove(filepath.Join(dir, "tools/run.sh")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a folder replaced by a link to a copy", firstAt: settled, change: func(t *testing.T, dir, _ string) {
+			p := filepath.Join(dir, "node_modules/p")
+			copyDir := filepath.Join(outside, fmt.Sprint(time.Now().UnixNano()))
+			if err := os.Rename(p, copyDir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(copyDir, p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a hard link made from outside", firstAt: settled, change: func(t *testing.T, dir, _ string) {
+			if err := os.Link(filepath.Join(dir, "tools/run.sh"), filepath.Join(outside, fmt.Sprint(time.Now().UnixNano()))); err != nil {
+				t.Fatal(err)
+			}
+		}, same: true},
+		{name: "the settings file made at the top", firstAt: settled, change: func(t *testing.T, dir, _ string) {
+			writeFile(t, filepath.Join(dir, ".env"), "K=v")
+		}, same: true},
+		{name: "racy cache", firstAt: now, change: func(*testing.T, string, string) {}, same: true},
+		{name: "records missing", firstAt: settled, change: func(t *testing.T, _ string, cache string) {
+			// Cut at the last record's start, the count kept.
+			_, _, recs, err := readDigestCache(cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := recs[len(recs)-1]
+			data, err := os.ReadFile(cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, cache, string(data[:len(data)-cacheRecordFixed-len(last.rel)-len(last.target)]))
+		}, same: true},
+	}
+}
+
+// fastCheckTree makes TestFastCheck's tree: a small node_modules with a
+// link out, a file with another name and an empty folder, and when big
+// enough records that several workers check them.
+func fastCheckTree(t *testing.T, big bool) string {
+	dir := t.TempDir()
+	tree := map[string]string{
+		ManifestFile: `{"name":"f","version":"1.0.0"}`, "tools/run.sh": "echo\n",
+		"node_modules/p/lib/index.js": "module.exports = 1\n", "node_modules/p/package.json": "{}",
+		"node_modules/p-q/index.js": "x", "node_modules/p.js": "y",
+		"node_modules/.bin/p": "->../p/lib/index.js", "link-out": "->/etc/passwd",
+	}
+	if big {
+		// Past the records that one worker checks alone.
+		for i := range 2100 {
+			tree[fmt.Sprintf("node_modules/m%02d/lib/f%03d.js", i/100, i%100)] = fmt.Sprint(i)
+		}
+	}
+	writeTree(t, dir, tree)
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules/q/empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(dir, "node_modules/p/package.json"), filepath.Join(dir, "node_modules/p/package2.json")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

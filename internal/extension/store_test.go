@@ -617,13 +617,30 @@ func TestUpdate(t *testing.T) {
 		t.Errorf(".env settings lost in the update: %q", data)
 	}
 
+	updateAsksForMore(t, s, repo)
+
+	// A broken new version does not replace the working one.
+	commitFiles(t, repo, map[string]string{ManifestFile: `{"name":"upd","version":"3"`}, "broken")
+	if _, err := s.Update(context.Background(), "upd", UpdateRequest{Consent: yes}); err == nil {
+		t.Errorf("updating to a broken manifest must fail")
+	}
+	if cur, _ := s.Get("upd"); cur.Manifest().Version != "2.0.0" {
+		t.Errorf("broken update changed the installed version to %s", cur.Manifest().Version)
+	}
+}
+
+// updateAsksForMore commits to repo a version of the installed "upd" that
+// asks for more permissions, tools and servers: a refused update keeps
+// the old one, and the question names each of them.
+func updateAsksForMore(t *testing.T, s *Store, repo string) {
+	t.Helper()
 	// A version that asks for more.
 	more := `"permissions":{"filesystem":{"read":"workspace"},"network":{"allowedHosts":["api.example.com"]}},` +
 		`"tools":[{"name":"hello","description":"Says hello.","executable":"tools/hello.sh","runtime":"shell","args":[{"name":"who","type":"string"}]},` +
 		`{"name":"fetch","description":"Fetches.","executable":"tools/hello.sh","runtime":"shell"}],"mcpServers":{"m":{"command":"node"}}`
 	commitFiles(t, repo, map[string]string{ManifestFile: manifestJSON("upd", "2.0.0", more)}, "v2")
 	var shown ConsentPrompt
-	_, err = s.Update(context.Background(), "upd", UpdateRequest{Consent: func(_ context.Context, p ConsentPrompt) (bool, error) {
+	_, err := s.Update(context.Background(), "upd", UpdateRequest{Consent: func(_ context.Context, p ConsentPrompt) (bool, error) {
 		shown = p
 		return false, nil
 	}})
@@ -639,26 +656,17 @@ func TestUpdate(t *testing.T) {
 			t.Errorf("update consent lacks %q:\n%s", want, text)
 		}
 	}
-	res, err = s.Update(context.Background(), "upd", UpdateRequest{Consent: yes})
+	res, err := s.Update(context.Background(), "upd", UpdateRequest{Consent: yes})
 	must(t, err)
 	if res.NewVersion != "2.0.0" || len(res.Changes) != 4 {
 		t.Errorf("accepted update: %+v", res)
 	}
-	cur, _ = s.Get("upd")
+	cur, _ := s.Get("upd")
 	if !s.ConsentGranted("upd", PermissionsHash(cur.Manifest())) {
 		t.Errorf("the new permissions' consent was not recorded")
 	}
 	if got := entries(t, s); !reflect.DeepEqual(got, []string{"upd"}) {
 		t.Errorf("update left %v", got)
-	}
-
-	// A broken new version does not replace the working one.
-	commitFiles(t, repo, map[string]string{ManifestFile: `{"name":"upd","version":"3"`}, "broken")
-	if _, err := s.Update(context.Background(), "upd", UpdateRequest{Consent: yes}); err == nil {
-		t.Errorf("updating to a broken manifest must fail")
-	}
-	if cur, _ := s.Get("upd"); cur.Manifest().Version != "2.0.0" {
-		t.Errorf("broken update changed the installed version to %s", cur.Manifest().Version)
 	}
 }
 

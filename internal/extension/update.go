@@ -89,18 +89,12 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		res.Name, res.OldVersion = old.Name, old.Version
 	}
 	md := in.Metadata
-	switch {
-	case md == nil:
-		return nil, fmt.Errorf("%s has no %s, so its source is unknown; uninstall it and install it again", in.Name, InstallMetadataFile)
-	case md.Type == SourceLink:
+	if err := updatableSource(in, req.Ref); err != nil {
+		return nil, err
+	}
+	if md.Type == SourceLink {
 		res.Linked, res.UpToDate, res.NewVersion = true, true, res.OldVersion
 		return res, nil
-	case md.Type == SourceGitHubRelease:
-		return nil, fmt.Errorf("%s was installed from a GitHub release by Gemini CLI; update it with `gemini extensions update %s`", in.Name, in.Name)
-	case md.Type != SourceGit && md.Type != SourceLocal:
-		return nil, fmt.Errorf("%s has the unknown source type %q in %s", in.Name, md.Type, InstallMetadataFile)
-	case req.Ref != "" && md.Type != SourceGit:
-		return nil, fmt.Errorf("%s was installed from the folder %s, which has no ref: --ref moves an extension installed from git", in.Name, md.Source)
 	}
 	moved := req.Ref != "" && req.Ref != md.Ref
 	if req.Ref != "" {
@@ -113,19 +107,9 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		return nil, err
 	}
 	defer fsutil.RemoveTree(stage)
-	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
-	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
-		return nil, fmt.Errorf("its source folder %s no longer exists; uninstall it and install it from where it is now", md.Source)
-	}
+	root, ext, err := s.fetchUpdate(ctx, in, old, md, stage, req)
 	if err != nil {
 		return nil, err
-	}
-	ext, err := s.loadFetched(root, md)
-	if err = Refusal(err); err != nil {
-		return nil, fmt.Errorf("the new version of %s cannot be installed: %w", in.Name, err)
-	}
-	if old != nil && ext.Manifest.Name != old.Name {
-		return nil, fmt.Errorf("the source of %s now holds an extension called %q; uninstall %s and install that instead", old.Name, ext.Manifest.Name, old.Name)
 	}
 	res.NewVersion = ext.Manifest.Version
 	if in.Extension != nil {
@@ -145,18 +129,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		old = &Manifest{}
 	}
 	res.Changes = ConsentChanges(old, ext.Unexpanded())
-	contentChanged := true
-	if in.Extension != nil {
-		was, errA := ReadContent(in.Extension.Dir)
-		now, errB := ReadContent(root)
-		if errA == nil && errB == nil {
-			contentChanged = was.Digest != now.Digest
-			if files := ChangedFiles(was, now); len(files) > 0 {
-				res.Changes = append(res.Changes, Change{Area: "files", What: "files: " + namedChanges(files)})
-			}
-		}
-	}
-	asked := len(res.Changes) > 0 || contentChanged
+	asked := updateFileChanges(in, root, res) || len(res.Changes) > 0
 	filesErr := s.checkFilesAt(root, in.Entry)
 	if asked && Unbindable(filesErr) {
 		return nil, fmt.Errorf("%s is not updated: %w", Printable(in.Name), filesErr)
@@ -180,41 +153,116 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		}
 	}
 	if asked {
-		final := s.finalDir(in.Name)
-		if in.Extension != nil {
-			final = in.Extension.Dir
-		}
-		shown := s.atFinalPath(ext, final)
-		lines := ConsentTextWith(shown, "Updating", choice)
-		lines[0] = Printable(fmt.Sprintf("Updating extension %q from version %s to %s.", res.Name, res.OldVersion, res.NewVersion))
-		if len(res.Changes) > 0 {
-			lines = append(lines, "", "What changed since you last agreed:")
-			for _, c := range res.Changes {
-				lines = append(lines, "  - "+c.What)
-			}
-		}
-		if pkgs.Changed && len(pkgs.Lines) > 0 {
-			lines = append(lines, "", "What changed in its servers' packages since you agreed:")
-			for _, l := range pkgs.Lines {
-				lines = append(lines, "  "+l)
-			}
-		}
-		lines = append(lines, "", "The new files are in "+Printable(root)+" until this command ends.")
-		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: shown, Lines: lines, Changes: res.Changes}); err != nil {
+		if err := s.askUpdate(ctx, req.Consent, in, ext, root, res, choice, pkgs); err != nil {
 			return nil, err
 		}
 	}
+	if err := s.putUpdate(ctx, in, ext, root, stage, md, res, pkgs, asked); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// updatableSource says why the source in's metadata records cannot be
+// updated from (with ref, when not ""), or nil. A linked extension can:
+// it is always current.
+func updatableSource(in *Installed, ref string) error {
+	md := in.Metadata
+	switch {
+	case md == nil:
+		return fmt.Errorf("%s has no %s, so its source is unknown; uninstall it and install it again", in.Name, InstallMetadataFile)
+	case md.Type == SourceLink:
+		return nil
+	case md.Type == SourceGitHubRelease:
+		return fmt.Errorf("%s was installed from a GitHub release by Gemini CLI; update it with `gemini extensions update %s`", in.Name, in.Name)
+	case md.Type != SourceGit && md.Type != SourceLocal:
+		return fmt.Errorf("%s has the unknown source type %q in %s", in.Name, md.Type, InstallMetadataFile)
+	case ref != "" && md.Type != SourceGit:
+		return fmt.Errorf("%s was installed from the folder %s, which has no ref: --ref moves an extension installed from git", in.Name, md.Source)
+	}
+	return nil
+}
+
+// fetchUpdate fetches the new version from md's source into stage and
+// loads it, refusing one that is not installable or that now holds an
+// extension of another name than old's.
+func (s *Store) fetchUpdate(ctx context.Context, in *Installed, old *Manifest, md *InstallMetadata, stage string, req UpdateRequest) (string, *Extension, error) {
+	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
+	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
+		return "", nil, fmt.Errorf("its source folder %s no longer exists; uninstall it and install it from where it is now", md.Source)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	ext, err := s.loadFetched(root, md)
+	if err = Refusal(err); err != nil {
+		return "", nil, fmt.Errorf("the new version of %s cannot be installed: %w", in.Name, err)
+	}
+	if old != nil && ext.Manifest.Name != old.Name {
+		return "", nil, fmt.Errorf("the source of %s now holds an extension called %q; uninstall %s and install that instead", old.Name, ext.Manifest.Name, old.Name)
+	}
+	return root, ext, nil
+}
+
+// updateFileChanges adds to res.Changes the files that differ between
+// the installed version and the one fetched into root, and says whether
+// the content consent binds changed (true when either cannot be read).
+func updateFileChanges(in *Installed, root string, res *UpdateResult) bool {
+	if in.Extension == nil {
+		return true
+	}
+	was, errA := ReadContent(in.Extension.Dir)
+	now, errB := ReadContent(root)
+	if errA != nil || errB != nil {
+		return true
+	}
+	if files := ChangedFiles(was, now); len(files) > 0 {
+		res.Changes = append(res.Changes, Change{Area: "files", What: "files: " + namedChanges(files)})
+	}
+	return was.Digest != now.Digest
+}
+
+// askUpdate asks consent to the new version: its consent text at the
+// path it will have, what changed since the person agreed, and what
+// changed of its servers' packages.
+func (s *Store) askUpdate(ctx context.Context, consent ConsentFunc, in *Installed, ext *Extension, root string, res *UpdateResult, choice ServerChoice, pkgs PackageUpdate) error {
+	final := s.finalDir(in.Name)
+	if in.Extension != nil {
+		final = in.Extension.Dir
+	}
+	shown := s.atFinalPath(ext, final)
+	lines := ConsentTextWith(shown, "Updating", choice)
+	lines[0] = Printable(fmt.Sprintf("Updating extension %q from version %s to %s.", res.Name, res.OldVersion, res.NewVersion))
+	if len(res.Changes) > 0 {
+		lines = append(lines, "", "What changed since you last agreed:")
+		for _, c := range res.Changes {
+			lines = append(lines, "  - "+c.What)
+		}
+	}
+	if pkgs.Changed && len(pkgs.Lines) > 0 {
+		lines = append(lines, "", "What changed in its servers' packages since you agreed:")
+		for _, l := range pkgs.Lines {
+			lines = append(lines, "  "+l)
+		}
+	}
+	lines = append(lines, "", "The new files are in "+Printable(root)+" until this command ends.")
+	return ask(ctx, consent, ConsentPrompt{Action: "Update", Extension: shown, Lines: lines, Changes: res.Changes})
+}
+
+// putUpdate puts the agreed new version in root in place of the old one,
+// keeping its settings, then records its pins and, when asked, consent.
+func (s *Store) putUpdate(ctx context.Context, in *Installed, ext *Extension, root, stage string, md *InstallMetadata, res *UpdateResult, pkgs PackageUpdate, asked bool) error {
 	if err := copyIfMissing(in.Entry, root, ".env"); err != nil {
-		return nil, fmt.Errorf("keep the settings of %s: %w", in.Name, err)
+		return fmt.Errorf("keep the settings of %s: %w", in.Name, err)
 	}
 	if err := writeMetadata(root, md); err != nil {
-		return nil, err
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.swap(root, in.Entry, stage); err != nil {
-		return nil, err
+		return err
 	}
 	// From the swap on, the consent recorded is to the old files, so
 	// nothing of the new ones runs until it is recorded again. The new
@@ -222,7 +270,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	// pins, and count as given to the new files with them.
 	if pkgs.Changed {
 		if err := s.UpdateServerChoice(res.Name, func(c *ServerChoice, _ *[]string) { c.Packages = pkgs.Pins }); err != nil {
-			return nil, halfUpdated(res, "the packages pinned for its servers were not recorded", err)
+			return halfUpdated(res, "the packages pinned for its servers were not recorded", err)
 		}
 	}
 	// The person agreed to these files and permissions just now; an
@@ -230,10 +278,10 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	// with the time it was given.
 	if asked {
 		if err := s.recordConsentFor(res.Name, ext.Manifest, in.Entry); err != nil {
-			return nil, halfUpdated(res, "your consent was not recorded", err)
+			return halfUpdated(res, "your consent was not recorded", err)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // halfUpdated is the error of an update whose files were swapped in but

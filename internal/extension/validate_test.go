@@ -38,41 +38,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 }
 
 func TestValidateFindsEverythingAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	outside := t.TempDir()
-	writeTree(t, outside, map[string]string{"evil.py": "print(1)", "lib/x.sh": "echo"})
-	writeTree(t, dir, map[string]string{
-		"gemini-extension.json": `{
-  "name": "bad name!",
-  "version": "",
-  "permissions": {
-    "filesystem": {"read": "workspace", "write": "home"},
-    "network": {"allowedHosts": ["ok.example.com", "https://x.com/path", "", "OK.example.com"]}
-  },
-  "tools": [
-    {"name": "a", "description": "d", "executable": "tools/a.py", "runtime": "python"},
-    {"name": "a", "description": "d", "executable": "../` + filepath.Base(outside) + `/evil.py", "runtime": "ruby"},
-    {"name": "link", "description": "d", "executable": "tools/link.py", "runtime": "python", "output": "xml"},
-    {"name": "viadir", "description": "", "executable": "lib/x.sh", "runtime": "shell",
-     "args": [{"name": "x", "type": "object"}, {"name": "x", "type": "string"}, {"name": "--bad", "type": "string"}]},
-    {"name": "gone", "description": "d", "executable": "tools/missing.py", "runtime": "python"},
-    {"name": "abs", "description": "d", "executable": "/etc/passwd", "runtime": "shell"},
-    {"name": "folder", "description": "d", "executable": "tools", "runtime": "shell"}
-  ],
-  "docs": [
-    {"name": "rules", "file": "docs/rules.md"},
-    {"name": "rules", "file": "docs/none.md"}
-  ],
-  "examples": [{"prompt": "p", "tool_call": "nosuch(x=1)"}, {"prompt": "", "tool_call": "a()"}],
-  "mcpServers": {"srv": {"args": ["x"]}, "bad": 3},
-  "settings": [{"name": "k", "envVar": "1BAD"}],
-  "themes": [{"type": "custom"}]
-}`,
-		"tools/a.py":    "print(1)",
-		"tools/link.py": "->a.py",
-		"lib":           "->" + filepath.Join(outside, "lib"),
-		"docs/rules.md": "# rules",
-	})
+	dir := everythingWrong(t)
 	ext, err := Load(dir)
 	var ve *ValidationError
 	if !errors.As(err, &ve) {
@@ -87,16 +53,7 @@ func TestValidateFindsEverythingAtOnce(t *testing.T) {
 			t.Errorf("%s has no fix", p.Path)
 		}
 		got[p.Path] += p.Message + "|"
-		// What Gemini CLI refuses too, what stops gemkit's tools, and
-		// what stops nothing (Gemini CLI's fields it takes as they are).
-		want := EffectWarning
-		switch head, _, _ := strings.Cut(p.Path, "."); {
-		case p.Path == "name" || p.Path == "version":
-			want = EffectRefused
-		case head == "permissions" || strings.HasPrefix(head, "tools[") || strings.HasPrefix(head, "docs[") || strings.HasPrefix(head, "examples["):
-			want = EffectTools
-		}
-		if p.Effect != want {
+		if want := wantEffect(p.Path); p.Effect != want {
 			t.Errorf("%s: effect %q, want %q", p.Path, p.Effect, want)
 		}
 	}
@@ -150,6 +107,60 @@ func TestValidateFindsEverythingAtOnce(t *testing.T) {
 	if !sort.SliceIsSorted(paths, func(i, j int) bool { return naturalLess(paths[i], paths[j]) }) {
 		t.Errorf("problems not sorted: %q", paths)
 	}
+}
+
+// everythingWrong makes an extension folder whose manifest has one of
+// each problem Validate finds, with a symlinked folder leading out of it.
+func everythingWrong(t *testing.T) string {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	writeTree(t, outside, map[string]string{"evil.py": "print(1)", "lib/x.sh": "echo"})
+	writeTree(t, dir, map[string]string{
+		"gemini-extension.json": `{
+  "name": "bad name!",
+  "version": "",
+  "permissions": {
+    "filesystem": {"read": "workspace", "write": "home"},
+    "network": {"allowedHosts": ["ok.example.com", "https://x.com/path", "", "OK.example.com"]}
+  },
+  "tools": [
+    {"name": "a", "description": "d", "executable": "tools/a.py", "runtime": "python"},
+    {"name": "a", "description": "d", "executable": "../` + filepath.Base(outside) + `/evil.py", "runtime": "ruby"},
+    {"name": "link", "description": "d", "executable": "tools/link.py", "runtime": "python", "output": "xml"},
+    {"name": "viadir", "description": "", "executable": "lib/x.sh", "runtime": "shell",
+     "args": [{"name": "x", "type": "object"}, {"name": "x", "type": "string"}, {"name": "--bad", "type": "string"}]},
+    {"name": "gone", "description": "d", "executable": "tools/missing.py", "runtime": "python"},
+    {"name": "abs", "description": "d", "executable": "/etc/passwd", "runtime": "shell"},
+    {"name": "folder", "description": "d", "executable": "tools", "runtime": "shell"}
+  ],
+  "docs": [
+    {"name": "rules", "file": "docs/rules.md"},
+    {"name": "rules", "file": "docs/none.md"}
+  ],
+  "examples": [{"prompt": "p", "tool_call": "nosuch(x=1)"}, {"prompt": "", "tool_call": "a()"}],
+  "mcpServers": {"srv": {"args": ["x"]}, "bad": 3},
+  "settings": [{"name": "k", "envVar": "1BAD"}],
+  "themes": [{"type": "custom"}]
+}`,
+		"tools/a.py":    "print(1)",
+		"tools/link.py": "->a.py",
+		"lib":           "->" + filepath.Join(outside, "lib"),
+		"docs/rules.md": "# rules",
+	})
+	return dir
+}
+
+// wantEffect is what a problem at path stops: what Gemini CLI refuses
+// too, what stops gemkit's tools, and what stops nothing (Gemini CLI's
+// fields it takes as they are).
+func wantEffect(path string) Effect {
+	switch head, _, _ := strings.Cut(path, "."); {
+	case path == "name" || path == "version":
+		return EffectRefused
+	case head == "permissions" || strings.HasPrefix(head, "tools[") || strings.HasPrefix(head, "docs[") || strings.HasPrefix(head, "examples["):
+		return EffectTools
+	}
+	return EffectWarning
 }
 
 func TestValidateAcceptsExtensionPathVariable(t *testing.T) {

@@ -156,16 +156,10 @@ func unconfinedPeer(conn *net.UnixConn) error {
 // claimed it (claim's error is err then); otherwise the caller answers
 // it, with onEnd's code unless err says the command did not run.
 func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(context.Context) (*claimant, error), onClaim func(), onEnd func(code int)) (res Result, c *claimant, err error) {
-	var pipes [6]*os.File // in, out, err: read and write ends
-	for i := 0; i < 6; i += 2 {
-		if pipes[i], pipes[i+1], err = os.Pipe(); err != nil {
-			for _, f := range pipes[:i] {
-				f.Close()
-			}
-			return Result{}, nil, err
-		}
+	pipes, err := runPipes()
+	if err != nil {
+		return Result{}, nil, err
 	}
-	inR, inW, outR, outW, errR, errW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
 	defer func() {
 		for _, f := range pipes {
 			f.Close()
@@ -173,138 +167,189 @@ func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(c
 	}()
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var mu sync.Mutex
-	var got *claimant
-	var finished bool
-	var timer *time.Timer
-	tail := &tailBuffer{max: 64 << 10}
-	// What the hook writes is kept until it has ended: gemkit answers
-	// Gemini CLI in its place (answer).
-	var out, errb hookout.Buffer
-	var dropped []hookout.Drop
-	var copies sync.WaitGroup
-	// The copy of the claimant's stdin reads its descriptor by number:
-	// it ends (stopIn, then inDone) before that descriptor is closed,
-	// whose number the next sandbox's pipes may take.
-	stopIn, inDone := make(chan struct{}), make(chan struct{})
-	var stopOnce sync.Once
-	var inStarted atomic.Bool
-	endIn := func() {
-		stopOnce.Do(func() { close(stopIn) })
-		if inStarted.Load() {
-			<-inDone
-		}
-	}
-	// The command and all it started have ended (its PID namespace, or
-	// its process group), or never ran: the pipes end with them; a
-	// bound all the same, as exec.Cmd's WaitDelay.
-	waitCopies := func() {
-		// No claim is taken from here on: the gate's copies.Add, under
-		// mu, comes before this Wait or not at all (a command that ended
-		// before its gate claimed a run takes none).
-		mu.Lock()
-		finished = true
-		mu.Unlock()
-		done := make(chan struct{})
-		go func() { copies.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Second):
-			outR.Close()
-			errR.Close()
-			<-done
-		}
+	r := &claimedRun{
+		h: h, claim: claim, onClaim: onClaim, onEnd: onEnd, runCtx: runCtx, cancel: cancel,
+		inR: pipes[0], inW: pipes[1], outR: pipes[2], outW: pipes[3], errR: pipes[4], errW: pipes[5],
+		tail:   &tailBuffer{max: 64 << 10},
+		stopIn: make(chan struct{}), inDone: make(chan struct{}),
 	}
 	// Last deferred, first run: no claim is taken after this, and the
 	// copy of stdin has ended when the caller gets the claimant.
-	defer func() {
-		mu.Lock()
-		finished = true
-		c = got
-		if timer != nil {
-			timer.Stop()
-		}
-		mu.Unlock()
-		endIn()
-		waitCopies()
-	}()
-	var ended atomic.Bool // the command has exited
-	gate := func(gctx context.Context) error {
-		cl, err := claim(gctx)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		if finished {
-			mu.Unlock()
-			cl.close()
-			return errors.New("the sandbox ended before the run")
-		}
-		got = cl
-		inStarted.Store(true)
-		copies.Add(2)
-		timer = time.AfterFunc(h.timeout(), func() { cancel(context.DeadlineExceeded) })
-		mu.Unlock()
-		// The pipes carry nothing until the command runs, and nothing
-		// ever if it does not (the child is killed): the copies start
-		// now, so that the command's input is there when it starts.
-		go func() { defer copies.Done(); _, _ = io.Copy(&out, outR) }()
-		go func() { defer copies.Done(); _, _ = io.Copy(io.MultiWriter(&errb, tail), errR) }()
-		go func() { defer close(inDone); copyIn(inW, cl.stdin, stopIn) }()
-		if _, err := cl.conn.Write([]byte{hookclient.Claimed}); err != nil {
-			return fmt.Errorf("the hook's gemkit process: %w", err)
-		}
-		if onClaim != nil {
-			onClaim()
-		}
-		// A client that goes (Gemini CLI stopped it at its timeout)
-		// takes its run with it.
-		go func() {
-			var b [1]byte
-			_, _ = cl.conn.Read(b[:])
-			if !ended.Load() {
-				cancel(errors.New("the hook's gemkit process ended"))
-			}
-		}()
-		if h.Gate != nil {
-			return h.Gate(gctx)
-		}
-		return nil
-	}
-	var copied bool
-	exited := func(ps *os.ProcessState) {
-		ended.Store(true)
-		waitCopies()
-		endIn()
-		copied = true
-		code := ps.ExitCode()
-		if code < 0 {
-			code = 1 // killed: see run
-		}
-		mu.Lock()
-		cl := got
-		mu.Unlock()
-		timedOut := errors.Is(context.Cause(runCtx), context.DeadlineExceeded)
-		ans := h.answer(Result{ExitCode: code, TimedOut: timedOut}, &out, &errb, cl.stdout, cl.stderr)
-		dropped = ans.Dropped
-		onEnd(ans.ExitCode)
-	}
-	res, err = h.run(runCtx, l, inR, outW, errW, runHooks{gate: gate, exited: exited, started: func(bool) {
+	defer func() { c = r.finish() }()
+	res, err = h.run(runCtx, l, r.inR, r.outW, r.errW, runHooks{gate: r.gate, exited: r.exited, started: func(bool) {
 		// The child has its ends of the pipes.
-		inR.Close()
-		outW.Close()
-		errW.Close()
+		r.inR.Close()
+		r.outW.Close()
+		r.errW.Close()
 	}})
 	if err != nil {
 		return Result{}, nil, err
 	}
-	if !copied {
+	if !r.copied {
 		return Result{}, nil, errors.New("the hook's end was not seen")
 	}
-	res.Stderr = tail.String()
+	res.Stderr = r.tail.String()
 	res.TimedOut = errors.Is(context.Cause(runCtx), context.DeadlineExceeded)
-	res.Dropped = dropped
+	res.Dropped = r.dropped
 	return res, nil, nil
+}
+
+// runPipes are the pipes of a run's stdin, stdout and stderr, each's read
+// then write end; none is left open when one cannot be made.
+func runPipes() (pipes [6]*os.File, err error) {
+	for i := 0; i < 6; i += 2 {
+		if pipes[i], pipes[i+1], err = os.Pipe(); err != nil {
+			for _, f := range pipes[:i] {
+				f.Close()
+			}
+			return [6]*os.File{}, err
+		}
+	}
+	return pipes, nil
+}
+
+// claimedRun is one runClaimed: what its gate (the claim), its exit and
+// its end share, from the sandbox's goroutines and the claimant's copies.
+type claimedRun struct {
+	h       *Hook
+	claim   func(context.Context) (*claimant, error)
+	onClaim func()
+	onEnd   func(code int)
+	runCtx  context.Context
+	cancel  context.CancelCauseFunc
+
+	inR, inW, outR, outW, errR, errW *os.File
+
+	mu       sync.Mutex // guards got, finished and timer
+	got      *claimant
+	finished bool
+	timer    *time.Timer
+
+	tail *tailBuffer
+	// What the hook writes is kept until it has ended: gemkit answers
+	// Gemini CLI in its place (answer).
+	out, errb hookout.Buffer
+	dropped   []hookout.Drop
+	copies    sync.WaitGroup
+	// The copy of the claimant's stdin reads its descriptor by number:
+	// it ends (stopIn, then inDone) before that descriptor is closed,
+	// whose number the next sandbox's pipes may take.
+	stopIn, inDone chan struct{}
+	stopOnce       sync.Once
+	inStarted      atomic.Bool
+	ended          atomic.Bool // the command has exited
+	copied         bool
+}
+
+// endIn stops the copy of the claimant's stdin and waits for it to end.
+func (r *claimedRun) endIn() {
+	r.stopOnce.Do(func() { close(r.stopIn) })
+	if r.inStarted.Load() {
+		<-r.inDone
+	}
+}
+
+// waitCopies waits for the copies of the command's output. The command
+// and all it started have ended (its PID namespace, or its process
+// group), or never ran: the pipes end with them; a bound all the same,
+// as exec.Cmd's WaitDelay.
+func (r *claimedRun) waitCopies() {
+	// No claim is taken from here on: the gate's copies.Add, under mu,
+	// comes before this Wait or not at all (a command that ended before
+	// its gate claimed a run takes none).
+	r.mu.Lock()
+	r.finished = true
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.copies.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		r.outR.Close()
+		r.errR.Close()
+		<-done
+	}
+}
+
+// finish ends the run's claiming and copies, and returns its claimant
+// (nil: none claimed it).
+func (r *claimedRun) finish() *claimant {
+	r.mu.Lock()
+	r.finished = true
+	c := r.got
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	r.mu.Unlock()
+	r.endIn()
+	r.waitCopies()
+	return c
+}
+
+// gate waits for a claimant, takes it unless the sandbox has ended,
+// starts the copies to and from it, acknowledges it, and then passes the
+// hook's own Gate (consent).
+func (r *claimedRun) gate(gctx context.Context) error {
+	cl, err := r.claim(gctx)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.finished {
+		r.mu.Unlock()
+		cl.close()
+		return errors.New("the sandbox ended before the run")
+	}
+	r.got = cl
+	r.inStarted.Store(true)
+	r.copies.Add(2)
+	r.timer = time.AfterFunc(r.h.timeout(), func() { r.cancel(context.DeadlineExceeded) })
+	r.mu.Unlock()
+	// The pipes carry nothing until the command runs, and nothing ever
+	// if it does not (the child is killed): the copies start now, so
+	// that the command's input is there when it starts.
+	go func() { defer r.copies.Done(); _, _ = io.Copy(&r.out, r.outR) }()
+	go func() { defer r.copies.Done(); _, _ = io.Copy(io.MultiWriter(&r.errb, r.tail), r.errR) }()
+	go func() { defer close(r.inDone); copyIn(r.inW, cl.stdin, r.stopIn) }()
+	if _, err := cl.conn.Write([]byte{hookclient.Claimed}); err != nil {
+		return fmt.Errorf("the hook's gemkit process: %w", err)
+	}
+	if r.onClaim != nil {
+		r.onClaim()
+	}
+	// A client that goes (Gemini CLI stopped it at its timeout) takes
+	// its run with it.
+	go func() {
+		var b [1]byte
+		_, _ = cl.conn.Read(b[:])
+		if !r.ended.Load() {
+			r.cancel(errors.New("the hook's gemkit process ended"))
+		}
+	}()
+	if r.h.Gate != nil {
+		return r.h.Gate(gctx)
+	}
+	return nil
+}
+
+// exited answers the claimant once the command has exited and its
+// output is copied, and hands its exit code to onEnd.
+func (r *claimedRun) exited(ps *os.ProcessState) {
+	r.ended.Store(true)
+	r.waitCopies()
+	r.endIn()
+	r.copied = true
+	code := ps.ExitCode()
+	if code < 0 {
+		code = 1 // killed: see run
+	}
+	r.mu.Lock()
+	cl := r.got
+	r.mu.Unlock()
+	timedOut := errors.Is(context.Cause(r.runCtx), context.DeadlineExceeded)
+	ans := r.h.answer(Result{ExitCode: code, TimedOut: timedOut}, &r.out, &r.errb, cl.stdout, cl.stderr)
+	r.dropped = ans.Dropped
+	r.onEnd(ans.ExitCode)
 }
 
 // Serve serves warm runs of s.Hook on s.Listener until one of them stays
@@ -326,24 +371,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	waiting := make(chan *net.UnixConn, 16)
 	// queued says a connection was queued since it was last drained.
 	queued := make(chan struct{}, 1)
-	go func() {
-		defer close(waiting)
-		for {
-			conn, err := s.Listener.AcceptUnix()
-			if err != nil {
-				return
-			}
-			select {
-			case waiting <- conn:
-				select {
-				case queued <- struct{}{}:
-				default:
-				}
-			default:
-				conn.Close() // more than the queue: those run cold
-			}
-		}
-	}()
+	go s.accept(waiting, queued)
 	defer func() {
 		s.Listener.Close()
 		for conn := range waiting {
@@ -352,90 +380,22 @@ func (s *Server) Serve(ctx context.Context) error {
 	}()
 	var runs sync.WaitGroup
 	defer runs.Wait()
-	var failed error
-	var failMu sync.Mutex
+	var failed serveFailure
 	for {
-		claimedCh, ended, answeredCh := make(chan struct{}), make(chan struct{}), make(chan struct{})
-		claim := func(gctx context.Context) (*claimant, error) {
-			t := time.NewTimer(idle)
-			defer t.Stop()
-			for {
-				var conn *net.UnixConn
-				select {
-				case conn = <-waiting:
-					if conn == nil {
-						return nil, errors.New("the listener closed")
-					}
-				case <-t.C:
-					return nil, errIdle
-				case <-gctx.Done():
-					return nil, gctx.Err()
-				}
-				cl, err := receive(conn, s.Identity)
-				if err != nil {
-					conn.Close()
-					continue
-				}
-				// A run the sandbox was not set up for (the store says
-				// other things of the hook now) is left unclaimed: its
-				// client runs it the cold way, and this server ends.
-				if s.Fresh != nil {
-					if err := s.Fresh(); err != nil {
-						s.Listener.Close()
-						cl.close()
-						return nil, fmt.Errorf("%w: %v", ErrStale, err)
-					}
-				}
-				return cl, nil
-			}
-		}
+		w := warmSlot{claimed: make(chan struct{}), answered: make(chan struct{}), failed: &failed, cancel: cancel}
+		w.claim = func(gctx context.Context) (*claimant, error) { return s.claim(gctx, waiting, idle) }
+		ended := make(chan struct{})
 		runs.Add(1)
 		go func() {
 			defer runs.Done()
 			defer close(ended)
-			start := time.Now()
-			var answered bool
-			answer := func(cl *claimant, ans hookclient.Answer) {
-				_, _ = cl.conn.Write(ans.Encode())
-				cl.close()
-				answered = true
-				close(answeredCh)
-			}
-			var claimed *claimant
-			res, cl, err := s.Hook.runClaimed(ctx, s.Launcher, func(gctx context.Context) (*claimant, error) {
-				cl, err := claim(gctx)
-				claimed = cl
-				return cl, err
-			}, func() { close(claimedCh) }, func(code int) { answer(claimed, hookclient.Answer{Code: code}) })
-			if cl == nil {
-				if !errors.Is(err, errIdle) && ctx.Err() == nil {
-					failMu.Lock()
-					failed = err
-					failMu.Unlock()
-				}
-				return
-			}
-			switch {
-			case err != nil && !answered:
-				answer(cl, hookclient.Answer{Code: 1, Refused: err.Error()})
-				failMu.Lock()
-				failed = err
-				failMu.Unlock()
-				cancel()
-			case err == nil && s.Done != nil:
-				s.Done(start, res)
-			}
-			if !answered {
-				cl.close()
-			}
+			s.serveRun(ctx, &w)
 		}()
 		select {
-		case <-claimedCh:
+		case <-w.claimed:
 		case <-ended:
-			failMu.Lock()
-			defer failMu.Unlock()
-			if failed != nil {
-				return failed
+			if err := failed.get(); err != nil {
+				return err
 			}
 			return ctx.Err()
 		}
@@ -448,18 +408,138 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 		if len(waiting) == 0 {
 			select {
-			case <-answeredCh:
+			case <-w.answered:
 			case <-ended:
 			case <-queued:
 			case <-ctx.Done():
 			}
 		}
-		failMu.Lock()
-		f := failed
-		failMu.Unlock()
-		if f != nil {
-			return f
+		if err := failed.get(); err != nil {
+			return err
 		}
+	}
+}
+
+// serveFailure is the last error that ends Serve, set from its runs.
+type serveFailure struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *serveFailure) set(err error) {
+	f.mu.Lock()
+	f.err = err
+	f.mu.Unlock()
+}
+
+func (f *serveFailure) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// warmSlot is one sandbox Serve sets up ahead: how it is claimed, and the
+// signals Serve waits on to set up the next one.
+type warmSlot struct {
+	claim    func(context.Context) (*claimant, error)
+	claimed  chan struct{} // closed once a claimant is acknowledged
+	answered chan struct{} // closed once the claimant has its answer
+	failed   *serveFailure
+	cancel   context.CancelFunc // ends Serve
+}
+
+// accept queues the listener's connections on waiting until it closes,
+// then closes waiting; a connection past the queue is closed, and its
+// client runs its hook cold.
+func (s *Server) accept(waiting chan<- *net.UnixConn, queued chan<- struct{}) {
+	defer close(waiting)
+	for {
+		conn, err := s.Listener.AcceptUnix()
+		if err != nil {
+			return
+		}
+		select {
+		case waiting <- conn:
+			select {
+			case queued <- struct{}{}:
+			default:
+			}
+		default:
+			conn.Close() // more than the queue: those run cold
+		}
+	}
+}
+
+// claim takes the next waiting connection whose request is for this
+// server's identity, or errIdle after idle without one.
+func (s *Server) claim(gctx context.Context, waiting <-chan *net.UnixConn, idle time.Duration) (*claimant, error) {
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		var conn *net.UnixConn
+		select {
+		case conn = <-waiting:
+			if conn == nil {
+				return nil, errors.New("the listener closed")
+			}
+		case <-t.C:
+			return nil, errIdle
+		case <-gctx.Done():
+			return nil, gctx.Err()
+		}
+		cl, err := receive(conn, s.Identity)
+		if err != nil {
+			conn.Close()
+			continue
+		}
+		// A run the sandbox was not set up for (the store says other
+		// things of the hook now) is left unclaimed: its client runs it
+		// the cold way, and this server ends.
+		if s.Fresh != nil {
+			if err := s.Fresh(); err != nil {
+				s.Listener.Close()
+				cl.close()
+				return nil, fmt.Errorf("%w: %v", ErrStale, err)
+			}
+		}
+		return cl, nil
+	}
+}
+
+// serveRun runs one warm sandbox to its end and answers its claimant. A
+// run that failed before its command (a refusal) is answered with why,
+// and ends Serve; one no one claimed ends it unless it was idle.
+func (s *Server) serveRun(ctx context.Context, w *warmSlot) {
+	start := time.Now()
+	var answered bool
+	answer := func(cl *claimant, ans hookclient.Answer) {
+		_, _ = cl.conn.Write(ans.Encode())
+		cl.close()
+		answered = true
+		close(w.answered)
+	}
+	var claimed *claimant
+	res, cl, err := s.Hook.runClaimed(ctx, s.Launcher, func(gctx context.Context) (*claimant, error) {
+		cl, err := w.claim(gctx)
+		claimed = cl
+		return cl, err
+	}, func() { close(w.claimed) }, func(code int) { answer(claimed, hookclient.Answer{Code: code}) })
+	if cl == nil {
+		if !errors.Is(err, errIdle) && ctx.Err() == nil {
+			w.failed.set(err)
+		}
+		return
+	}
+	switch {
+	case err != nil && !answered:
+		answer(cl, hookclient.Answer{Code: 1, Refused: err.Error()})
+		w.failed.set(err)
+		w.cancel()
+	case err == nil && s.Done != nil:
+		s.Done(start, res)
+	}
+	if !answered {
+		cl.close()
 	}
 }
 

@@ -169,40 +169,63 @@ func parse(path string, data []byte) (Settings, error) {
 		}
 	}
 	if raw, ok := top["hooks"]; ok {
-		var events map[string]json.RawMessage
-		if agentread.Unmarshal(raw, &events, false) != nil {
-			return Settings{}, fmt.Errorf("%s: hooks is not an object, as Gemini CLI expects; fix it first", path)
+		hooks, err := parseHooks(path, raw)
+		if err != nil {
+			return Settings{}, err
 		}
-		for ev, raw := range events {
-			var defs []struct {
-				Matcher    any `json:"matcher"`
-				Sequential any `json:"sequential"`
-				Hooks      []struct {
-					Type    string `json:"type"`
-					Name    string `json:"name"`
-					Command string `json:"command"`
-					Timeout any    `json:"timeout"`
-				} `json:"hooks"`
-			}
-			if agentread.Unmarshal(raw, &defs, false) != nil {
-				continue // enabled, disabled, notifications, or not a list
-			}
-			for _, d := range defs {
-				matcher, _ := d.Matcher.(string)
-				seq, _ := d.Sequential.(bool)
-				for _, h := range d.Hooks {
-					timeout, _ := h.Timeout.(float64)
-					if h.Type == "command" && h.Command != "" {
-						out.Hooks = append(out.Hooks, Hook{Event: ev, Name: h.Name, Command: h.Command, Matcher: matcher, Sequential: seq, Timeout: int(timeout)})
-					}
+		out.Hooks = hooks
+	}
+	if err := parseServers(path, top, &out); err != nil {
+		return Settings{}, err
+	}
+	return out, nil
+}
+
+// parseHooks reads the command hooks of the settings' hooks object raw,
+// by event; what is not a list of definitions (enabled, disabled,
+// notifications) is passed over, as Gemini CLI does.
+func parseHooks(path string, raw json.RawMessage) ([]Hook, error) {
+	var events map[string]json.RawMessage
+	if agentread.Unmarshal(raw, &events, false) != nil {
+		return nil, fmt.Errorf("%s: hooks is not an object, as Gemini CLI expects; fix it first", path)
+	}
+	var hooks []Hook
+	for ev, raw := range events {
+		var defs []struct {
+			Matcher    any `json:"matcher"`
+			Sequential any `json:"sequential"`
+			Hooks      []struct {
+				Type    string `json:"type"`
+				Name    string `json:"name"`
+				Command string `json:"command"`
+				Timeout any    `json:"timeout"`
+			} `json:"hooks"`
+		}
+		if agentread.Unmarshal(raw, &defs, false) != nil {
+			continue // enabled, disabled, notifications, or not a list
+		}
+		for _, d := range defs {
+			matcher, _ := d.Matcher.(string)
+			seq, _ := d.Sequential.(bool)
+			for _, h := range d.Hooks {
+				timeout, _ := h.Timeout.(float64)
+				if h.Type == "command" && h.Command != "" {
+					hooks = append(hooks, Hook{Event: ev, Name: h.Name, Command: h.Command, Matcher: matcher, Sequential: seq, Timeout: int(timeout)})
 				}
 			}
 		}
-		slices.SortStableFunc(out.Hooks, func(a, b Hook) int { return strings.Compare(a.Event, b.Event) })
 	}
+	slices.SortStableFunc(hooks, func(a, b Hook) int { return strings.Compare(a.Event, b.Event) })
+	return hooks, nil
+}
+
+// parseServers sets out's server names from the settings' mcpServers,
+// and the gemkit mcp server among them (the first by name) with the
+// names of its environment.
+func parseServers(path string, top map[string]json.RawMessage, out *Settings) error {
 	var servers map[string]json.RawMessage
 	if raw, ok := top["mcpServers"]; ok && agentread.Unmarshal(raw, &servers, false) != nil {
-		return Settings{}, fmt.Errorf("%s: mcpServers is not an object, as Gemini CLI expects; fix it first", path)
+		return fmt.Errorf("%s: mcpServers is not an object, as Gemini CLI expects; fix it first", path)
 	}
 	for n, raw := range servers {
 		out.Servers = append(out.Servers, n)
@@ -221,7 +244,7 @@ func parse(path string, data []byte) (Settings, error) {
 		}
 	}
 	slices.Sort(out.Servers)
-	return out, nil
+	return nil
 }
 
 // Exclude adds names to mcp.excluded in the file at path (those not

@@ -33,44 +33,11 @@ func TestLanguageServerClient(t *testing.T) {
 
 	// The server end, as gopls answers.
 	server := NewConn(sr, sw, Options{Framer: HeaderFramer(), Peer: "language client", Logger: slog.New(slog.DiscardHandler)})
-	var sawConfig, sawRegister, sawCancel sync.WaitGroup
-	sawConfig.Add(1)
-	sawRegister.Add(1)
-	sawCancel.Add(1)
-	referencesID := make(chan json.RawMessage, 1)
-	go server.Run(context.Background(), HandlerFunc(func(ctx context.Context, r Request) (any, error) {
-		switch r.Method {
-		case "initialize":
-			return map[string]any{"capabilities": map[string]any{"referencesProvider": true}, "serverInfo": map[string]string{"name": "gopls"}}, nil
-		case "initialized":
-			go func() {
-				var cfg []map[string]any
-				if err := server.Call(ctx, 0, "workspace/configuration", map[string]any{"items": []map[string]string{{"scopeUri": "file:///w", "section": "gopls"}}}, &cfg); err == nil && len(cfg) == 1 {
-					sawConfig.Done()
-				}
-				if err := server.Call(ctx, 0, "client/registerCapability", map[string]any{"registrations": []map[string]string{{"id": "workspace/didChangeConfiguration", "method": "workspace/didChangeConfiguration"}}}, nil); err == nil {
-					sawRegister.Done()
-				}
-				if err := server.Call(ctx, 0, "window/workDoneProgress/create", map[string]string{"token": "5577006791947779410"}, nil); err != nil {
-					return
-				}
-				server.Notify("$/progress", map[string]any{"token": "5577006791947779410", "value": map[string]string{"kind": "begin", "title": "Setting up workspace"}})
-				server.Notify("$/progress", map[string]any{"token": "5577006791947779410", "value": map[string]string{"kind": "end"}})
-				server.Notify("textDocument/publishDiagnostics", map[string]any{"uri": "file:///w/a.go", "diagnostics": []map[string]any{{"message": "undefined: x", "severity": 1}}})
-			}()
-		case "textDocument/references":
-			referencesID <- r.ID
-			return nil, ErrNoReply // works until cancelled
-		case "$/cancelRequest":
-			server.Reply(<-referencesID, nil, &Error{Code: CodeRequestCancelled, Message: "JSON RPC cancelled"})
-			sawCancel.Done()
-		case "shutdown":
-			return nil, nil
-		case "exit":
-			server.Stop(nil)
-		}
-		return nil, nil
-	}))
+	g := &fakeGopls{conn: server, referencesID: make(chan json.RawMessage, 1)}
+	g.sawConfig.Add(1)
+	g.sawRegister.Add(1)
+	g.sawCancel.Add(1)
+	go server.Run(context.Background(), HandlerFunc(g.handle))
 
 	// The client: what gemkit starting a language server does.
 	client := NewConn(cr, cw, Options{
@@ -82,26 +49,7 @@ func TestLanguageServerClient(t *testing.T) {
 	notes := make(chan string, 10)
 	clientDone := make(chan error, 1)
 	go func() {
-		clientDone <- client.Run(context.Background(), HandlerFunc(func(_ context.Context, r Request) (any, error) {
-			switch r.Method {
-			case "workspace/configuration":
-				var p struct{ Items []json.RawMessage }
-				if err := json.Unmarshal(r.Params, &p); err != nil {
-					return nil, InvalidParams(r.Method, err.Error())
-				}
-				out := make([]map[string]any, len(p.Items))
-				for i := range out {
-					out[i] = map[string]any{}
-				}
-				return out, nil
-			case "client/registerCapability", "window/workDoneProgress/create":
-				return nil, nil
-			case "$/progress", "textDocument/publishDiagnostics":
-				notes <- r.Method + " " + string(r.Params)
-				return nil, nil
-			}
-			return nil, &Error{Code: CodeMethodNotFound, Message: "Method not found: " + r.Method}
-		}))
+		clientDone <- client.Run(context.Background(), languageClient(notes))
 	}()
 
 	ctx := context.Background()
@@ -114,8 +62,8 @@ func TestLanguageServerClient(t *testing.T) {
 	if err := client.Notify("initialized", struct{}{}); err != nil {
 		t.Fatal(err)
 	}
-	sawConfig.Wait()
-	sawRegister.Wait()
+	g.sawConfig.Wait()
+	g.sawRegister.Wait()
 	var got []string
 	for len(got) < 3 {
 		select {
@@ -138,7 +86,7 @@ func TestLanguageServerClient(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call: %v", err)
 	}
-	sawCancel.Wait()
+	g.sawCancel.Wait()
 
 	if err := client.Call(ctx, waitTimeout, "shutdown", nil, nil); err != nil {
 		t.Fatal(err)
@@ -151,4 +99,78 @@ func TestLanguageServerClient(t *testing.T) {
 	if log := clientLog.String(); strings.Contains(log, "level=WARN") || strings.Contains(log, "level=ERROR") {
 		t.Fatalf("client log: %s", log)
 	}
+}
+
+// fakeGopls is the server end of TestLanguageServerClient, answering as
+// gopls does; the wait groups are done as the client answers its calls
+// and cancels a request.
+type fakeGopls struct {
+	conn                              *Conn
+	sawConfig, sawRegister, sawCancel sync.WaitGroup
+	referencesID                      chan json.RawMessage
+}
+
+// handle answers one request or notification of the client.
+func (g *fakeGopls) handle(ctx context.Context, r Request) (any, error) {
+	switch r.Method {
+	case "initialize":
+		return map[string]any{"capabilities": map[string]any{"referencesProvider": true}, "serverInfo": map[string]string{"name": "gopls"}}, nil
+	case "initialized":
+		go g.initialized(ctx)
+	case "textDocument/references":
+		g.referencesID <- r.ID
+		return nil, ErrNoReply // works until cancelled
+	case "$/cancelRequest":
+		g.conn.Reply(<-g.referencesID, nil, &Error{Code: CodeRequestCancelled, Message: "JSON RPC cancelled"})
+		g.sawCancel.Done()
+	case "shutdown":
+		return nil, nil
+	case "exit":
+		g.conn.Stop(nil)
+	}
+	return nil, nil
+}
+
+// initialized calls the client and notifies it as gopls does once the
+// client is initialized.
+func (g *fakeGopls) initialized(ctx context.Context) {
+	server := g.conn
+	var cfg []map[string]any
+	if err := server.Call(ctx, 0, "workspace/configuration", map[string]any{"items": []map[string]string{{"scopeUri": "file:///w", "section": "gopls"}}}, &cfg); err == nil && len(cfg) == 1 {
+		g.sawConfig.Done()
+	}
+	if err := server.Call(ctx, 0, "client/registerCapability", map[string]any{"registrations": []map[string]string{{"id": "workspace/didChangeConfiguration", "method": "workspace/didChangeConfiguration"}}}, nil); err == nil {
+		g.sawRegister.Done()
+	}
+	if err := server.Call(ctx, 0, "window/workDoneProgress/create", map[string]string{"token": "5577006791947779410"}, nil); err != nil {
+		return
+	}
+	server.Notify("$/progress", map[string]any{"token": "5577006791947779410", "value": map[string]string{"kind": "begin", "title": "Setting up workspace"}})
+	server.Notify("$/progress", map[string]any{"token": "5577006791947779410", "value": map[string]string{"kind": "end"}})
+	server.Notify("textDocument/publishDiagnostics", map[string]any{"uri": "file:///w/a.go", "diagnostics": []map[string]any{{"message": "undefined: x", "severity": 1}}})
+}
+
+// languageClient answers a language server's requests as gemkit does,
+// and sends the notifications it gets to notes.
+func languageClient(notes chan<- string) Handler {
+	return HandlerFunc(func(_ context.Context, r Request) (any, error) {
+		switch r.Method {
+		case "workspace/configuration":
+			var p struct{ Items []json.RawMessage }
+			if err := json.Unmarshal(r.Params, &p); err != nil {
+				return nil, InvalidParams(r.Method, err.Error())
+			}
+			out := make([]map[string]any, len(p.Items))
+			for i := range out {
+				out[i] = map[string]any{}
+			}
+			return out, nil
+		case "client/registerCapability", "window/workDoneProgress/create":
+			return nil, nil
+		case "$/progress", "textDocument/publishDiagnostics":
+			notes <- r.Method + " " + string(r.Params)
+			return nil, nil
+		}
+		return nil, &Error{Code: CodeMethodNotFound, Message: "Method not found: " + r.Method}
+	})
 }

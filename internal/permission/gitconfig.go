@@ -227,75 +227,12 @@ func gitPaths(repo, home string, getenv func(string) string) []Guarded {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	type file struct {
-		path  string
-		depth int
-	}
-	var files []file
-	if repo != "" {
-		gitdir, common := filepath.Join(repo, ".git"), ""
-		if fi, err := os.Lstat(gitdir); err == nil && fi.Mode().IsRegular() {
-			gitdir, common = gitFolders(repo)
-		}
-		if common == "" {
-			common = gitdir
-		}
-		if gitdir != "" {
-			files = append(files, file{filepath.Join(common, "config"), 0}, file{filepath.Join(gitdir, "config.worktree"), 0})
-		}
-	}
-	homes := []string{}
-	for _, h := range []string{home, AccountHome()} {
-		if filepath.IsAbs(h) && !slices.Contains(homes, h) {
-			homes = append(homes, h)
-		}
-	}
-	if g := getenv("GIT_CONFIG_GLOBAL"); filepath.IsAbs(g) {
-		files = append(files, file{g, 0})
-	}
-	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		files = append(files, file{filepath.Join(x, "git", "config"), 0})
-	}
-	for _, h := range homes {
-		files = append(files, file{filepath.Join(h, ".gitconfig"), 0}, file{filepath.Join(h, ".config", "git", "config"), 0})
-	}
-	sys := "/etc/gitconfig"
-	if s := getenv("GIT_CONFIG_SYSTEM"); filepath.IsAbs(s) {
-		sys = s
-	}
-	files = append(files, file{sys, 0})
-
+	files := gitConfigFiles(repo, home, getenv)
+	expand := gitExpander(home)
 	var out []Guarded
-	expand := func(p, base string) string {
-		if rest, ok := strings.CutPrefix(p, "~/"); ok {
-			if home == "" {
-				return ""
-			}
-			return filepath.Join(home, rest)
-		}
-		if filepath.IsAbs(p) {
-			return filepath.Clean(p)
-		}
-		if base == "" {
-			return ""
-		}
-		return filepath.Join(base, p)
-	}
 	guard := func(p string, dir bool, kind string) {
-		if p == "" {
-			return
-		}
-		// The first missing component on the way, as a folder unless it
-		// is the path itself.
-		for q := p; ; q = filepath.Dir(q) {
-			parent := filepath.Dir(q)
-			if parent == q {
-				return
-			}
-			if _, err := os.Lstat(parent); err == nil {
-				out = append(out, Guarded{Path: filepath.Join(fsutil.RealPath(parent), filepath.Base(q)), Dir: dir || q != p, Kind: kind})
-				return
-			}
+		if g, ok := firstMissing(p, dir, kind); ok {
+			out = append(out, g)
 		}
 	}
 	seen := map[string]bool{}
@@ -317,7 +254,7 @@ func gitPaths(repo, home string, getenv func(string) string) []Guarded {
 				p := expand(v.value, filepath.Dir(f.path))
 				guard(p, false, KindGit)
 				if p != "" && f.depth < maxGitIncludes {
-					files = append(files, file{p, f.depth + 1})
+					files = append(files, gitConfigFile{p, f.depth + 1})
 				}
 			case v.section == "alias" && strings.HasPrefix(v.value, "!"):
 				guard(programPath(strings.TrimPrefix(v.value, "!"), repo, expand), false, KindGit)
@@ -331,6 +268,93 @@ func gitPaths(repo, home string, getenv func(string) string) []Guarded {
 		}
 	}
 	return out
+}
+
+// gitConfigFile is a configuration file git reads, and how many includes
+// deep it was found.
+type gitConfigFile struct {
+	path  string
+	depth int
+}
+
+// gitConfigFiles are the configuration files git reads for the working
+// tree repo ("" for none), in git's order: the repository's (through a
+// .git file to its git folder), the user's ($GIT_CONFIG_GLOBAL,
+// $XDG_CONFIG_HOME, and those of home and the account's home folder),
+// and the system's.
+func gitConfigFiles(repo, home string, getenv func(string) string) []gitConfigFile {
+	var files []gitConfigFile
+	if repo != "" {
+		gitdir, common := filepath.Join(repo, ".git"), ""
+		if fi, err := os.Lstat(gitdir); err == nil && fi.Mode().IsRegular() {
+			gitdir, common = gitFolders(repo)
+		}
+		if common == "" {
+			common = gitdir
+		}
+		if gitdir != "" {
+			files = append(files, gitConfigFile{filepath.Join(common, "config"), 0}, gitConfigFile{filepath.Join(gitdir, "config.worktree"), 0})
+		}
+	}
+	homes := []string{}
+	for _, h := range []string{home, AccountHome()} {
+		if filepath.IsAbs(h) && !slices.Contains(homes, h) {
+			homes = append(homes, h)
+		}
+	}
+	if g := getenv("GIT_CONFIG_GLOBAL"); filepath.IsAbs(g) {
+		files = append(files, gitConfigFile{g, 0})
+	}
+	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		files = append(files, gitConfigFile{filepath.Join(x, "git", "config"), 0})
+	}
+	for _, h := range homes {
+		files = append(files, gitConfigFile{filepath.Join(h, ".gitconfig"), 0}, gitConfigFile{filepath.Join(h, ".config", "git", "config"), 0})
+	}
+	sys := "/etc/gitconfig"
+	if s := getenv("GIT_CONFIG_SYSTEM"); filepath.IsAbs(s) {
+		sys = s
+	}
+	return append(files, gitConfigFile{sys, 0})
+}
+
+// gitExpander resolves a path a git configuration names as git does: "~/"
+// in home, an absolute path as it is, others from base; "" for one that
+// cannot be resolved (no home, no base).
+func gitExpander(home string) func(p, base string) string {
+	return func(p, base string) string {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			if home == "" {
+				return ""
+			}
+			return filepath.Join(home, rest)
+		}
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		if base == "" {
+			return ""
+		}
+		return filepath.Join(base, p)
+	}
+}
+
+// firstMissing is the first missing component on the way to p ("" for
+// none), as a folder unless it is p itself and p is not dir: protecting
+// it keeps the path from being created.
+func firstMissing(p string, dir bool, kind string) (Guarded, bool) {
+	if p == "" {
+		return Guarded{}, false
+	}
+	for q := p; ; q = filepath.Dir(q) {
+		parent := filepath.Dir(q)
+		if parent == q {
+			return Guarded{}, false
+		}
+		if _, err := os.Lstat(parent); err == nil {
+			return Guarded{Path: filepath.Join(fsutil.RealPath(parent), filepath.Base(q)), Dir: dir || q != p, Kind: kind}, true
+		}
+	}
 }
 
 // programPath is the file a command's first word names when it names one

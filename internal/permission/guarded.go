@@ -283,18 +283,7 @@ func ProtectedPaths(in GuardInputs) []Guarded {
 	if len(roots) == 0 {
 		return nil
 	}
-	var out []Guarded
-	seen := map[string]bool{}
-	// Every path is built on resolved folders, so it is compared as it
-	// is: a link is protected where it leads, by its target's path.
-	add := func(p string, dir bool, kind string) {
-		p = filepath.Clean(p)
-		if seen[p] || !slices.ContainsFunc(roots, func(r string) bool { return fsutil.Within(r, p) }) {
-			return
-		}
-		seen[p] = true
-		out = append(out, Guarded{Path: p, Dir: dir, Kind: kind})
-	}
+	g := &guardSet{roots: roots, seen: map[string]bool{}}
 	var ws, home string
 	if filepath.IsAbs(in.Workspace) {
 		ws = fsutil.RealPath(in.Workspace)
@@ -304,124 +293,171 @@ func ProtectedPaths(in GuardInputs) []Guarded {
 	}
 	lifted := func(name string) bool { return slices.Contains(in.Lifted, name) }
 	if ws != "" {
-		var patterns []Protection
-		for _, p := range Protections {
-			switch {
-			case !p.InWorkspace || lifted(p.Name):
-			case p.Pattern:
-				patterns = append(patterns, p)
-				if slices.ContainsFunc(roots, func(r string) bool { return fsutil.Within(r, ws) }) {
-					out = append(out, Guarded{Path: filepath.Join(ws, p.Name), Kind: p.Kind, Pattern: true})
-				}
-			default:
-				add(filepath.Join(ws, p.Name), p.Dir, p.Kind)
-			}
-		}
-		// The .env files of other modes that exist, and the existing
-		// names a pattern matches.
-		if entries, err := os.ReadDir(ws); err == nil {
-			for _, e := range entries {
-				if EnvFile(e.Name()) && !lifted(e.Name()) && !e.IsDir() {
-					add(filepath.Join(ws, e.Name()), false, KindEnv)
-				}
-				for _, p := range patterns {
-					if ok, _ := filepath.Match(p.Name, e.Name()); ok && !lifted(e.Name()) {
-						add(filepath.Join(ws, e.Name()), e.IsDir(), p.Kind)
-					}
-				}
-			}
-		}
+		g.workspace(ws, lifted)
 	}
 	if home != "" {
-		for _, p := range Protections {
-			if !p.InHome {
-				continue
-			}
-			hp := filepath.Join(home, p.Name)
-			add(hp, p.Dir, p.Kind)
-			// A link in the home folder is what the program reads
-			// through: its target is protected where it lies.
-			if fi, err := os.Lstat(hp); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-				if r, err := filepath.EvalSymlinks(hp); err == nil {
-					rfi, _ := os.Stat(r)
-					add(r, rfi != nil && rfi.IsDir(), p.Kind)
-				}
-			}
-		}
-	}
-	// The folders between the workspace and the write scope's root
-	// (home included): programs look for these names in each of them.
-	if ws != "" {
-		for d := filepath.Dir(ws); d != filepath.Dir(d); d = filepath.Dir(d) {
-			if _, in := WithinAny(roots, d); !in {
-				break
-			}
-			for _, p := range Protections {
-				if p.Above {
-					add(filepath.Join(d, p.Name), p.Dir, p.Kind)
-				}
-			}
-		}
+		g.home(home)
 	}
 	// The repository the workspace is in, up to the write scope's root.
 	repo := ""
 	if ws != "" {
-		for d := ws; ; d = filepath.Dir(d) {
-			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-				repo = d
-				break
-			}
-			if d == filepath.Dir(d) {
-				break
-			}
-		}
+		g.above(ws)
+		repo = repoOf(ws)
 		if repo != "" && repo != ws {
-			add(filepath.Join(repo, ".git"), true, KindGit)
+			g.add(filepath.Join(repo, ".git"), true, KindGit)
 		}
 	}
-	// Every .git that is a file leads to the real git folder.
-	for _, g := range append([]Guarded(nil), out...) {
-		if filepath.Base(g.Path) != ".git" {
+	g.gitFiles()
+	for _, p := range gitPaths(repo, home, in.Getenv) {
+		g.add(p.Path, p.Dir, p.Kind)
+	}
+	g.nodeModules(in.ExtensionFolders, ws, lifted)
+	return g.out
+}
+
+// guardSet is the paths ProtectedPaths has found so far, each once, and
+// only those within the write scope's roots.
+type guardSet struct {
+	roots []string
+	seen  map[string]bool
+	out   []Guarded
+}
+
+// add protects p, unless it is out of the roots or already there. Every
+// path is built on resolved folders, so it is compared as it is: a link
+// is protected where it leads, by its target's path.
+func (g *guardSet) add(p string, dir bool, kind string) {
+	p = filepath.Clean(p)
+	if g.seen[p] || !slices.ContainsFunc(g.roots, func(r string) bool { return fsutil.Within(r, p) }) {
+		return
+	}
+	g.seen[p] = true
+	g.out = append(g.out, Guarded{Path: p, Dir: dir, Kind: kind})
+}
+
+// workspace protects the names at the workspace ws's top that are not
+// lifted: the protected names, the .env files of other modes that exist,
+// and the existing names a pattern matches.
+func (g *guardSet) workspace(ws string, lifted func(string) bool) {
+	var patterns []Protection
+	for _, p := range Protections {
+		switch {
+		case !p.InWorkspace || lifted(p.Name):
+		case p.Pattern:
+			patterns = append(patterns, p)
+			if slices.ContainsFunc(g.roots, func(r string) bool { return fsutil.Within(r, ws) }) {
+				g.out = append(g.out, Guarded{Path: filepath.Join(ws, p.Name), Kind: p.Kind, Pattern: true})
+			}
+		default:
+			g.add(filepath.Join(ws, p.Name), p.Dir, p.Kind)
+		}
+	}
+	entries, err := os.ReadDir(ws)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if EnvFile(e.Name()) && !lifted(e.Name()) && !e.IsDir() {
+			g.add(filepath.Join(ws, e.Name()), false, KindEnv)
+		}
+		for _, p := range patterns {
+			if ok, _ := filepath.Match(p.Name, e.Name()); ok && !lifted(e.Name()) {
+				g.add(filepath.Join(ws, e.Name()), e.IsDir(), p.Kind)
+			}
+		}
+	}
+}
+
+// home protects the names of the home folder. A link in it is what the
+// program reads through: its target is protected where it lies.
+func (g *guardSet) home(home string) {
+	for _, p := range Protections {
+		if !p.InHome {
 			continue
 		}
-		fi, err := os.Lstat(g.Path)
+		hp := filepath.Join(home, p.Name)
+		g.add(hp, p.Dir, p.Kind)
+		if fi, err := os.Lstat(hp); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if r, err := filepath.EvalSymlinks(hp); err == nil {
+				rfi, _ := os.Stat(r)
+				g.add(r, rfi != nil && rfi.IsDir(), p.Kind)
+			}
+		}
+	}
+}
+
+// above protects the names of the folders between the workspace ws and
+// the write scope's root (home included): programs look for these names
+// in each of them.
+func (g *guardSet) above(ws string) {
+	for d := filepath.Dir(ws); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, in := WithinAny(g.roots, d); !in {
+			break
+		}
+		for _, p := range Protections {
+			if p.Above {
+				g.add(filepath.Join(d, p.Name), p.Dir, p.Kind)
+			}
+		}
+	}
+}
+
+// repoOf is the nearest folder from ws upward that holds a .git, or "".
+func repoOf(ws string) string {
+	for d := ws; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// gitFiles follows every .git protected so far that is a file (a
+// worktree, a submodule) to the real git folder and its common folder.
+func (g *guardSet) gitFiles() {
+	for _, p := range append([]Guarded(nil), g.out...) {
+		if filepath.Base(p.Path) != ".git" {
+			continue
+		}
+		fi, err := os.Lstat(p.Path)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		for i := range out {
-			if out[i].Path == g.Path {
-				out[i].Dir = false
+		for i := range g.out {
+			if g.out[i].Path == p.Path {
+				g.out[i].Dir = false
 			}
 		}
-		gitdir, common := gitFolders(filepath.Dir(g.Path))
+		gitdir, common := gitFolders(filepath.Dir(p.Path))
 		if gitdir != "" {
-			add(gitdir, true, KindGit)
+			g.add(gitdir, true, KindGit)
 		}
 		if common != "" {
-			add(common, true, KindGit)
+			g.add(common, true, KindGit)
 		}
 	}
-	for _, g := range gitPaths(repo, home, in.Getenv) {
-		add(g.Path, g.Dir, g.Kind)
-	}
-	// Node resolves require() and import from a file's folder upward:
-	// node_modules in each folder above an extension's is searched for
-	// what its code loads.
-	for _, f := range in.ExtensionFolders {
+}
+
+// nodeModules protects node_modules in every folder above each extension
+// folder: Node resolves require() and import from a file's folder upward.
+// Within the workspace ws it is left out when lifted.
+func (g *guardSet) nodeModules(folders []string, ws string, lifted func(string) bool) {
+	for _, f := range folders {
 		if !filepath.IsAbs(f) {
 			continue
 		}
 		for d := filepath.Dir(fsutil.RealPath(f)); ; d = filepath.Dir(d) {
 			nm := filepath.Join(d, "node_modules")
 			if !(lifted("node_modules") && ws != "" && fsutil.Within(ws, nm)) {
-				add(nm, true, KindPackages)
+				g.add(nm, true, KindPackages)
 			}
 			if d == filepath.Dir(d) {
 				break
 			}
 		}
 	}
-	return out
 }
 
 // gitFolders reads the "gitdir: <path>" line of the .git file in

@@ -42,30 +42,10 @@ func TestSecondWall(t *testing.T) {
 	homeWrite := w.policy(permission.AccessHome, permission.AccessHome)
 	ws := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 	full := w.policy(permission.AccessFull, permission.AccessFull)
-	modes := map[string]os.FileMode{}
-	times := map[string]time.Time{}
-	for _, p := range []string{key, input, prog, w.ext} {
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		modes[p], times[p] = fi.Mode(), fi.ModTime()
-	}
-	unchanged := func(p string) func(t *testing.T) {
-		return func(t *testing.T) {
-			fi, err := os.Stat(p)
-			if err != nil || fi.Mode() != modes[p] || !fi.ModTime().Equal(times[p]) {
-				t.Fatalf("%s changed: %v %v (was %v %v)", p, fi.Mode(), fi.ModTime(), modes[p], times[p])
-			}
-		}
-	}
-	xattr := func(p string) []string {
-		return []string{python, "-c", fmt.Sprintf("import os; os.setxattr(%q, 'user.gemkit', b'1')", p)}
-	}
-	setflags := func(p string) []string {
-		// FS_IOC_SETFLAGS with FS_NOATIME_FL.
-		return []string{python, "-c", fmt.Sprintf("import fcntl, os, struct; fd = os.open(%q, os.O_RDONLY); fcntl.ioctl(fd, 0x40086602, struct.pack('l', 0x80))", p)}
-	}
+	stamps := stampFiles(t, key, input, prog, w.ext)
+	unchanged := stamps.unchanged
+	xattr := func(p string) []string { return xattrArgv(python, p) }
+	setflags := func(p string) []string { return setflagsArgv(python, p) }
 	cases := []struct {
 		name   string
 		policy Policy
@@ -120,9 +100,48 @@ func TestSecondWall(t *testing.T) {
 		if r.err != nil || r.stdout != "600\n4\n" {
 			t.Fatalf("%v %q %q", r.err, r.stdout, r.stderr)
 		}
-		os.Chmod(input, modes[input].Perm())
-		os.Chtimes(input, times[input], times[input])
+		os.Chmod(input, stamps[input].Mode().Perm())
+		os.Chtimes(input, stamps[input].ModTime(), stamps[input].ModTime())
 	})
+}
+
+// fileStamps are files' modes and modification times as a test found
+// them, to check that an attack changed neither.
+type fileStamps map[string]os.FileInfo
+
+// stampFiles records the stamps of paths.
+func stampFiles(t *testing.T, paths ...string) fileStamps {
+	t.Helper()
+	stamps := fileStamps{}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stamps[p] = fi
+	}
+	return stamps
+}
+
+// unchanged is a check that p has the mode and time it was stamped with.
+func (s fileStamps) unchanged(p string) func(t *testing.T) {
+	return func(t *testing.T) {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode() != s[p].Mode() || !fi.ModTime().Equal(s[p].ModTime()) {
+			t.Fatalf("%s changed: %v %v (was %v %v)", p, fi.Mode(), fi.ModTime(), s[p].Mode(), s[p].ModTime())
+		}
+	}
+}
+
+// xattrArgv is a python command that sets an extended attribute on p.
+func xattrArgv(python, p string) []string {
+	return []string{python, "-c", fmt.Sprintf("import os; os.setxattr(%q, 'user.gemkit', b'1')", p)}
+}
+
+// setflagsArgv is a python command that sets p's inode flags: the ioctl
+// FS_IOC_SETFLAGS with FS_NOATIME_FL.
+func setflagsArgv(python, p string) []string {
+	return []string{python, "-c", fmt.Sprintf("import fcntl, os, struct; fd = os.open(%q, os.O_RDONLY); fcntl.ioctl(fd, 0x40086602, struct.pack('l', 0x80))", p)}
 }
 
 // TestMemoryBound: the whole process tree's memory is bounded, of every

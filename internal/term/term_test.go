@@ -130,112 +130,7 @@ func writeScript(t *testing.T, dir, body string) string {
 }
 
 func TestAnswers(t *testing.T) {
-	// agent, when set, proposed the change (companion.ProposedBy).
-	type proposal struct{ name, content, agent string }
-	tests := []struct {
-		name string
-		// disk holds files that exist before the diffs open.
-		disk      map[string]string
-		proposals []proposal
-		// editor is a shell script body; "$1" is the copy to edit.
-		editor  string
-		answers []string
-		// want uses NAME for the absolute path of a file.
-		want    []string
-		wantOut []string
-	}{
-		{
-			name:      "accept",
-			disk:      map[string]string{"a.txt": "one\ntwo\n"},
-			proposals: []proposal{{"a.txt", "one\n2\n", ""}},
-			answers:   []string{"a"},
-			want:      []string{"accepted a.txt one\n2\n"},
-			wantOut:   []string{"-two\n", "+2\n", "Accepted "},
-		},
-		{
-			name:      "reject with a long answer",
-			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n", ""}},
-			answers:   []string{"Reject"},
-			want:      []string{"rejected a.txt"},
-			wantOut:   []string{"Rejected "},
-		},
-		{
-			name:      "unknown answer asks again",
-			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n", ""}},
-			answers:   []string{"maybe", "", "y"},
-			want:      []string{"accepted a.txt uno\n"},
-			wantOut:   []string{"Please answer a (accept), r (reject) or e (edit)."},
-		},
-		{
-			name:      "new file diffs against empty",
-			proposals: []proposal{{"new.go", "package x\n", ""}},
-			answers:   []string{"a"},
-			want:      []string{"accepted new.go package x\n"},
-			wantOut:   []string{"(new file)", "--- /dev/null\n", "+package x\n"},
-		},
-		{
-			name:      "queued diffs are asked in order",
-			disk:      map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"},
-			proposals: []proposal{{"a.txt", "A\n", ""}, {"b.txt", "B\n", ""}, {"c.txt", "C\n", ""}},
-			answers:   []string{"r", "a", "a"},
-			want:      []string{"rejected a.txt", "accepted b.txt B\n", "accepted c.txt C\n"},
-			wantOut:   []string{"(2 more waiting)", "(1 more waiting)"},
-		},
-		{
-			name:      "edit then accept sends the edited content",
-			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n", ""}},
-			editor:    `echo "edited by hand" >> "$1"`,
-			answers:   []string{"e", "a"},
-			want:      []string{"accepted a.txt uno\nedited by hand\n"},
-			wantOut:   []string{"Your edit of the proposed change", "(edited)", "+edited by hand\n"},
-		},
-		{
-			name:      "edit then reject",
-			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n", ""}},
-			editor:    `printf 'two\n' > "$1"`,
-			answers:   []string{"edit", "r"},
-			want:      []string{"rejected a.txt"},
-			wantOut:   []string{"+two\n"},
-		},
-		{
-			name:      "a failing editor keeps the proposal",
-			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n", ""}},
-			editor:    `echo broken > "$1"; exit 3`,
-			answers:   []string{"e", "a"},
-			want:      []string{"accepted a.txt uno\n"},
-			wantOut:   []string{"Editing failed:", "The proposal is unchanged."},
-		},
-		{
-			name:      "input closing rejects what waits",
-			disk:      map[string]string{"a.txt": "a\n", "b.txt": "b\n"},
-			proposals: []proposal{{"a.txt", "A\n", ""}, {"b.txt", "B\n", ""}},
-			want:      []string{"rejected a.txt", "rejected b.txt"},
-			wantOut:   []string{"Rejected ", "(input closed)"},
-		},
-		{
-			name:      "the agent that proposed is named",
-			disk:      map[string]string{"a.txt": "one\n", "b.txt": "b\n"},
-			proposals: []proposal{{"a.txt", "uno\n", companion.AgentClaude}, {"b.txt", "B\n", companion.AgentQwen}},
-			editor:    `echo "edited by hand" >> "$1"`,
-			answers:   []string{"a", "e", "a"},
-			want:      []string{"accepted a.txt uno\n", "accepted b.txt B\nedited by hand\n"},
-			wantOut:   []string{"Proposed by Claude Code: a change to ", "Proposed by Qwen Code: a change to ", "Your edit of the change Qwen Code proposed to "},
-		},
-		{
-			name:      "a proposal equal to the disk says so",
-			disk:      map[string]string{"a.txt": "same\n"},
-			proposals: []proposal{{"a.txt", "same\n", ""}},
-			answers:   []string{"a"},
-			want:      []string{"accepted a.txt same\n"},
-			wantOut:   []string{"(no change from the file on disk)"},
-		},
-	}
-	for _, tc := range tests {
+	for _, tc := range answersCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for name, content := range tc.disk {
@@ -285,6 +180,122 @@ func TestAnswers(t *testing.T) {
 				t.Errorf("output is coloured though Color is off:\n%q", out)
 			}
 		})
+	}
+}
+
+// answerProposal is a change proposed to the file name; agent, when set,
+// proposed it (companion.ProposedBy).
+type answerProposal struct{ name, content, agent string }
+
+// answersCase is the files on disk, the proposals queued and a person's
+// answers to them, with the events and the output they are to give.
+type answersCase struct {
+	name string
+	// disk holds files that exist before the diffs open.
+	disk      map[string]string
+	proposals []answerProposal
+	// editor is a shell script body; "$1" is the copy to edit.
+	editor  string
+	answers []string
+	// want uses NAME for the absolute path of a file.
+	want    []string
+	wantOut []string
+}
+
+// answersCases are TestAnswers' sessions: each answer, editing, the queue
+// and the input closing.
+func answersCases() []answersCase {
+	return []answersCase{
+		{
+			name:      "accept",
+			disk:      map[string]string{"a.txt": "one\ntwo\n"},
+			proposals: []answerProposal{{"a.txt", "one\n2\n", ""}},
+			answers:   []string{"a"},
+			want:      []string{"accepted a.txt one\n2\n"},
+			wantOut:   []string{"-two\n", "+2\n", "Accepted "},
+		},
+		{
+			name:      "reject with a long answer",
+			disk:      map[string]string{"a.txt": "one\n"},
+			proposals: []answerProposal{{"a.txt", "uno\n", ""}},
+			answers:   []string{"Reject"},
+			want:      []string{"rejected a.txt"},
+			wantOut:   []string{"Rejected "},
+		},
+		{
+			name:      "unknown answer asks again",
+			disk:      map[string]string{"a.txt": "one\n"},
+			proposals: []answerProposal{{"a.txt", "uno\n", ""}},
+			answers:   []string{"maybe", "", "y"},
+			want:      []string{"accepted a.txt uno\n"},
+			wantOut:   []string{"Please answer a (accept), r (reject) or e (edit)."},
+		},
+		{
+			name:      "new file diffs against empty",
+			proposals: []answerProposal{{"new.go", "package x\n", ""}},
+			answers:   []string{"a"},
+			want:      []string{"accepted new.go package x\n"},
+			wantOut:   []string{"(new file)", "--- /dev/null\n", "+package x\n"},
+		},
+		{
+			name:      "queued diffs are asked in order",
+			disk:      map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"},
+			proposals: []answerProposal{{"a.txt", "A\n", ""}, {"b.txt", "B\n", ""}, {"c.txt", "C\n", ""}},
+			answers:   []string{"r", "a", "a"},
+			want:      []string{"rejected a.txt", "accepted b.txt B\n", "accepted c.txt C\n"},
+			wantOut:   []string{"(2 more waiting)", "(1 more waiting)"},
+		},
+		{
+			name:      "edit then accept sends the edited content",
+			disk:      map[string]string{"a.txt": "one\n"},
+			proposals: []answerProposal{{"a.txt", "uno\n", ""}},
+			editor:    `echo "edited by hand" >> "$1"`,
+			answers:   []string{"e", "a"},
+			want:      []string{"accepted a.txt uno\nedited by hand\n"},
+			wantOut:   []string{"Your edit of the proposed change", "(edited)", "+edited by hand\n"},
+		},
+		{
+			name:      "edit then reject",
+			disk:      map[string]string{"a.txt": "one\n"},
+			proposals: []answerProposal{{"a.txt", "uno\n", ""}},
+			editor:    `printf 'two\n' > "$1"`,
+			answers:   []string{"edit", "r"},
+			want:      []string{"rejected a.txt"},
+			wantOut:   []string{"+two\n"},
+		},
+		{
+			name:      "a failing editor keeps the proposal",
+			disk:      map[string]string{"a.txt": "one\n"},
+			proposals: []answerProposal{{"a.txt", "uno\n", ""}},
+			editor:    `echo broken > "$1"; exit 3`,
+			answers:   []string{"e", "a"},
+			want:      []string{"accepted a.txt uno\n"},
+			wantOut:   []string{"Editing failed:", "The proposal is unchanged."},
+		},
+		{
+			name:      "input closing rejects what waits",
+			disk:      map[string]string{"a.txt": "a\n", "b.txt": "b\n"},
+			proposals: []answerProposal{{"a.txt", "A\n", ""}, {"b.txt", "B\n", ""}},
+			want:      []string{"rejected a.txt", "rejected b.txt"},
+			wantOut:   []string{"Rejected ", "(input closed)"},
+		},
+		{
+			name:      "the agent that proposed is named",
+			disk:      map[string]string{"a.txt": "one\n", "b.txt": "b\n"},
+			proposals: []answerProposal{{"a.txt", "uno\n", companion.AgentClaude}, {"b.txt", "B\n", companion.AgentQwen}},
+			editor:    `echo "edited by hand" >> "$1"`,
+			answers:   []string{"a", "e", "a"},
+			want:      []string{"accepted a.txt uno\n", "accepted b.txt B\nedited by hand\n"},
+			wantOut:   []string{"Proposed by Claude Code: a change to ", "Proposed by Qwen Code: a change to ", "Your edit of the change Qwen Code proposed to "},
+		},
+		{
+			name:      "a proposal equal to the disk says so",
+			disk:      map[string]string{"a.txt": "same\n"},
+			proposals: []answerProposal{{"a.txt", "same\n", ""}},
+			answers:   []string{"a"},
+			want:      []string{"accepted a.txt same\n"},
+			wantOut:   []string{"(no change from the file on disk)"},
+		},
 	}
 }
 

@@ -153,55 +153,69 @@ func (b *Companion) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch m.Method {
 	case "tools/list":
-		str := map[string]string{"type": "string"}
-		tools := []any{map[string]any{"name": "openDiff", "inputSchema": map[string]any{"type": "object",
-			"properties": map[string]any{"filePath": str, "newContent": str}, "required": []string{"filePath", "newContent"}}}}
-		if b.f.NoDiffTools {
-			tools = []any{}
-		} else if !b.f.NoCloseDiff {
-			tools = append(tools, map[string]any{"name": "closeDiff", "inputSchema": map[string]any{"type": "object",
-				"properties": map[string]any{"filePath": str, "suppressNotification": map[string]string{"type": "boolean"}}, "required": []string{"filePath"}}})
-		}
-		b.result(w, m.ID, map[string]any{"tools": tools})
+		b.result(w, m.ID, map[string]any{"tools": b.tools()})
 	case "tools/call":
-		var p struct {
-			Name      string `json:"name"`
-			Arguments struct {
-				FilePath   string `json:"filePath"`
-				NewContent string `json:"newContent"`
-			} `json:"arguments"`
-		}
-		_ = json.Unmarshal(m.Params, &p)
-		switch p.Name {
-		case "openDiff":
-			b.mu.Lock()
-			b.diffs[p.Arguments.FilePath] = p.Arguments.NewContent
-			b.mu.Unlock()
-			b.result(w, m.ID, map[string]any{"content": []any{}})
-			b.answer(ch, p.Arguments.FilePath, p.Arguments.NewContent)
-		case "closeDiff":
-			b.mu.Lock()
-			content, ok := b.diffs[p.Arguments.FilePath]
-			delete(b.diffs, p.Arguments.FilePath)
-			b.mu.Unlock()
-			text := `{"content":null}`
-			if ok {
-				j, _ := json.Marshal(map[string]string{"content": content})
-				text = string(j)
-				if b.f.CloseDiffText {
-					text = content
-				}
-				if b.f.NotifyOnClose {
-					n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": ide.MethodDiffRejected, "params": map[string]string{"filePath": p.Arguments.FilePath}})
-					ch <- n
-				}
-			}
-			b.result(w, m.ID, map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}})
-		default:
-			b.result(w, m.ID, map[string]any{"isError": true, "content": []any{map[string]string{"type": "text", "text": "no such tool"}}})
-		}
+		b.call(w, m.ID, m.Params, ch)
 	default:
 		b.result(w, m.ID, map[string]any{})
+	}
+}
+
+// tools is the companion's tools/list answer, with the diff tools its
+// faults leave.
+func (b *Companion) tools() []any {
+	str := map[string]string{"type": "string"}
+	tools := []any{map[string]any{"name": "openDiff", "inputSchema": map[string]any{"type": "object",
+		"properties": map[string]any{"filePath": str, "newContent": str}, "required": []string{"filePath", "newContent"}}}}
+	if b.f.NoDiffTools {
+		return []any{}
+	}
+	if !b.f.NoCloseDiff {
+		tools = append(tools, map[string]any{"name": "closeDiff", "inputSchema": map[string]any{"type": "object",
+			"properties": map[string]any{"filePath": str, "suppressNotification": map[string]string{"type": "boolean"}}, "required": []string{"filePath"}}})
+	}
+	return tools
+}
+
+// call answers a tools/call of the request id: openDiff keeps the diff
+// and answers it on the session's stream ch; closeDiff gives its content
+// back, in the shape (and with the notice) the faults say.
+func (b *Companion) call(w http.ResponseWriter, id, params json.RawMessage, ch chan []byte) {
+	var p struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			FilePath   string `json:"filePath"`
+			NewContent string `json:"newContent"`
+		} `json:"arguments"`
+	}
+	_ = json.Unmarshal(params, &p)
+	switch p.Name {
+	case "openDiff":
+		b.mu.Lock()
+		b.diffs[p.Arguments.FilePath] = p.Arguments.NewContent
+		b.mu.Unlock()
+		b.result(w, id, map[string]any{"content": []any{}})
+		b.answer(ch, p.Arguments.FilePath, p.Arguments.NewContent)
+	case "closeDiff":
+		b.mu.Lock()
+		content, ok := b.diffs[p.Arguments.FilePath]
+		delete(b.diffs, p.Arguments.FilePath)
+		b.mu.Unlock()
+		text := `{"content":null}`
+		if ok {
+			j, _ := json.Marshal(map[string]string{"content": content})
+			text = string(j)
+			if b.f.CloseDiffText {
+				text = content
+			}
+			if b.f.NotifyOnClose {
+				n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": ide.MethodDiffRejected, "params": map[string]string{"filePath": p.Arguments.FilePath}})
+				ch <- n
+			}
+		}
+		b.result(w, id, map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}})
+	default:
+		b.result(w, id, map[string]any{"isError": true, "content": []any{map[string]string{"type": "text", "text": "no such tool"}}})
 	}
 }
 

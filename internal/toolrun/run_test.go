@@ -141,6 +141,38 @@ func TestRunTools(t *testing.T) {
 		return Call{Extension: ext, Tool: tool, Args: args, Workspace: e.ws, GrantConsent: true, Settings: map[string]string{"MY_REGION": "eu", "MY_API_KEY": "declared-value"}}
 	}
 
+	runToolOutputs(ctx, t, e, r, call)
+	runToolBounds(ctx, t, e, r, call)
+	t.Run("writes stay in the workspace", func(t *testing.T) {
+		if _, err := r.Run(ctx, call("write", map[string]any{"path": filepath.Join(e.ws, "ok.txt")})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Run(ctx, call("write", map[string]any{"path": filepath.Join(e.home, "no.txt")})); err == nil {
+			t.Fatal("wrote outside the workspace")
+		}
+	})
+	t.Run("bad calls", func(t *testing.T) {
+		for _, c := range []struct {
+			call Call
+			want string
+		}{
+			{call("nope", nil), `has no tool "nope" (its tools: pyjson, nodejson`},
+			{call("pyjson", map[string]any{"file": "x"}), "missing argument --n"},
+			{call("env", map[string]any{"x": 1}), "unknown argument --x; it takes no arguments"},
+		} {
+			if _, err := r.Run(ctx, c.call); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want %q", err, c.want)
+			}
+		}
+	})
+}
+
+// toolCall makes the Call of one of the echo extension's tools.
+type toolCall func(tool string, args map[string]any) Call
+
+// runToolOutputs are TestRunTools' subtests of what a tool is given and
+// gives back: its arguments, its environment, its output and its end.
+func runToolOutputs(ctx context.Context, t *testing.T, e *env, r *Runner, call toolCall) {
 	t.Run("python json", func(t *testing.T) {
 		res, err := r.Run(ctx, call("pyjson", map[string]any{"file": "-x y", "n": 7.0, "tag": []any{"a", "b"}, "v": true}))
 		if err != nil {
@@ -207,6 +239,11 @@ func TestRunTools(t *testing.T) {
 			t.Fatalf("res %+v err %v", res, err)
 		}
 	})
+}
+
+// runToolBounds are TestRunTools' subtests of the bounds of a run: its
+// time, its memory, its output, and its cancelling.
+func runToolBounds(ctx context.Context, t *testing.T, e *env, r *Runner, call toolCall) {
 	t.Run("timeout kills forked children", func(t *testing.T) {
 		c := call("sleep", nil)
 		c.Timeout = 300 * time.Millisecond
@@ -283,28 +320,6 @@ func TestRunTools(t *testing.T) {
 		_, err := r.Run(cctx, call("sleep", nil))
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err %v", err)
-		}
-	})
-	t.Run("writes stay in the workspace", func(t *testing.T) {
-		if _, err := r.Run(ctx, call("write", map[string]any{"path": filepath.Join(e.ws, "ok.txt")})); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Run(ctx, call("write", map[string]any{"path": filepath.Join(e.home, "no.txt")})); err == nil {
-			t.Fatal("wrote outside the workspace")
-		}
-	})
-	t.Run("bad calls", func(t *testing.T) {
-		for _, c := range []struct {
-			call Call
-			want string
-		}{
-			{call("nope", nil), `has no tool "nope" (its tools: pyjson, nodejson`},
-			{call("pyjson", map[string]any{"file": "x"}), "missing argument --n"},
-			{call("env", map[string]any{"x": 1}), "unknown argument --x; it takes no arguments"},
-		} {
-			if _, err := r.Run(ctx, c.call); err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("err %v, want %q", err, c.want)
-			}
 		}
 	})
 }
