@@ -145,6 +145,22 @@ func ownedEntry(e fs.DirEntry) bool {
 	return err == nil && ownedByCurrentUser(info)
 }
 
+// Listens reports whether a companion's port answers on 127.0.0.1: one
+// killed under its running editor (the terminal front-end's shell) leaves
+// a file whose port is closed, which serves nothing. A file without a
+// port (stdio only) is taken as serving.
+func Listens(port int) bool {
+	if port == 0 {
+		return true
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
 // refused reports whether a connection to 127.0.0.1:port is refused.
 func refused(port int) bool {
 	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 200*time.Millisecond)

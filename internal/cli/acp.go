@@ -126,9 +126,5 @@ func acpModels(f agentFlags, ap *app) (string, func(context.Context) ([]model.In
 	if err != nil {
 		return "", nil
 	}
-	current := cfg.Model
-	if current == "" && cfg.Provider != model.ProviderOpenAI && cfg.BaseURL == "" {
-		current = model.DefaultGeminiModel
-	}
-	return current, func(ctx context.Context) ([]model.Info, error) { return model.List(ctx, cfg, ap.modelGetenv()) }
+	return cfg.ModelName(), func(ctx context.Context) ([]model.Info, error) { return model.List(ctx, cfg, ap.modelGetenv()) }
 }

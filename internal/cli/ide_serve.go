@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -328,7 +326,7 @@ func warnOtherCompanions(a *app, workspace []string, own string) {
 			continue
 		}
 		for _, c := range ch.Serving() {
-			if seen[c.Path] || !listens(c.Port) {
+			if seen[c.Path] || !discovery.Listens(c.Port) {
 				continue
 			}
 			seen[c.Path] = true
@@ -340,22 +338,6 @@ func warnOtherCompanions(a *app, workspace []string, own string) {
 				who, folder, c.Port, c.Path)
 		}
 	}
-}
-
-// listens reports whether a companion's port answers on 127.0.0.1: one
-// killed under its running editor (the terminal front-end's shell) leaves
-// a file whose port is closed, which serves nothing. A file without a
-// port (stdio only) is taken as serving.
-func listens(port int) bool {
-	if port == 0 {
-		return true
-	}
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
-	if err != nil {
-		return false
-	}
-	conn.Close()
-	return true
 }
 
 // ignorePeerGone keeps gemkit, serving a peer on stdin and stdout (an

@@ -168,30 +168,41 @@ func (c Config) Retry() (Retry, error) {
 	return r, nil
 }
 
+// provider is c's provider: as named, else OpenAI-compatible when a base
+// URL is given, else Gemini.
+func (c Config) provider() string {
+	switch {
+	case c.Provider != "":
+		return c.Provider
+	case c.BaseURL != "":
+		return ProviderOpenAI
+	}
+	return ProviderGemini
+}
+
+// ModelName is the model c runs: as named, else DefaultGeminiModel for
+// Gemini ("" for an OpenAI-compatible server, which must name one).
+func (c Config) ModelName() string {
+	if c.Model == "" && c.provider() == ProviderGemini {
+		return DefaultGeminiModel
+	}
+	return c.Model
+}
+
 // Open builds the model c names, reading keys and Gemini CLI's variables
 // through getenv.
 func Open(ctx context.Context, c Config, getenv func(string) string) (Model, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	provider := c.Provider
-	if provider == "" {
-		provider = ProviderGemini
-		if c.BaseURL != "" {
-			provider = ProviderOpenAI
-		}
-	}
-	if provider == ProviderOpenAI {
+	if c.provider() == ProviderOpenAI {
 		keyEnv := c.APIKeyEnv
 		if keyEnv == "" {
 			keyEnv = "OPENAI_API_KEY"
 		}
 		return NewOpenAI(OpenAIConfig{Model: c.Model, BaseURL: c.BaseURL, APIKey: getenv(keyEnv)})
 	}
-	g := GeminiConfig{Model: c.Model, BaseURL: c.BaseURL}
-	if g.Model == "" {
-		g.Model = DefaultGeminiModel
-	}
+	g := GeminiConfig{Model: c.ModelName(), BaseURL: c.BaseURL}
 	if v := strings.ToLower(getenv("GOOGLE_GENAI_USE_VERTEXAI")); v == "true" || v == "1" {
 		g.Vertex = true
 		g.Project, g.Location = getenv("GOOGLE_CLOUD_PROJECT"), getenv("GOOGLE_CLOUD_LOCATION")
