@@ -97,19 +97,11 @@ type sample struct {
 }
 
 func run(runs, gruns int) error {
-	root, err := benchenv.RepoRoot()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "gemkit-bench-acp-")
+	tmp, bin, err := benchenv.Scratch("gemkit-bench-acp-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := benchenv.BuildGemkit(root, tmp)
-	if err != nil {
-		return err
-	}
 	fake, err := fakemodel.Start()
 	if err != nil {
 		return err
@@ -139,6 +131,10 @@ func run(runs, gruns int) error {
 		node, err := exec.LookPath("node")
 		if err != nil {
 			return fmt.Errorf("node is needed for gemini --acp (or -gemini-runs 0): %w", err)
+		}
+		root, err := benchenv.RepoRoot()
+		if err != nil {
+			return err
 		}
 		cli := filepath.Join(root, "interop", "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
 		if _, err := os.Stat(cli); err != nil {

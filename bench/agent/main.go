@@ -41,19 +41,11 @@ func main() {
 }
 
 func run(starts, exts, tools int) error {
-	tmp, err := os.MkdirTemp("", "gemkit-bench-agent-")
+	tmp, bin, err := benchenv.Scratch("gemkit-bench-agent-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	root, err := benchenv.RepoRoot()
-	if err != nil {
-		return err
-	}
-	bin, err := benchenv.BuildGemkit(root, tmp)
-	if err != nil {
-		return err
-	}
 	home := filepath.Join(tmp, "home")
 	ws := filepath.Join(home, "work")
 	if err := os.MkdirAll(ws, 0o755); err != nil {

@@ -53,19 +53,11 @@ func main() {
 }
 
 func run(runs int) error {
-	root, err := benchenv.RepoRoot()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "gemkit-bench-acp-sessions-")
+	tmp, bin, err := benchenv.Scratch("gemkit-bench-acp-sessions-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := benchenv.BuildGemkit(root, tmp)
-	if err != nil {
-		return err
-	}
 	fake, err := fakemodel.Start()
 	if err != nil {
 		return err

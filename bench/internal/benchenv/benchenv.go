@@ -45,6 +45,24 @@ func BuildGemkit(root, dir string) (string, error) {
 	return bin, nil
 }
 
+// Scratch makes a temporary folder (its name starting with prefix) and
+// builds gemkit from this repository into it: the start of a benchmark
+// that measures the tree it runs in. The caller removes tmp.
+func Scratch(prefix string) (tmp, bin string, err error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", "", err
+	}
+	if tmp, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", err
+	}
+	if bin, err = BuildGemkit(root, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", "", err
+	}
+	return tmp, bin, nil
+}
+
 // NeovimFlags declares the flags of the benchmarks that drive Neovim with
 // gemkit's plugin: -nvim, -gemkit and -root. NeovimDefaults fills in
 // those not given, but for gemkit, which each benchmark builds where it
