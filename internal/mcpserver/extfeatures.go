@@ -195,9 +195,9 @@ func (s *Server) servePrompts(set *disclosure.Set, rt *routes) {
 	sv.prompts = now
 }
 
-// idCounts counts how many of items have each ID (a URI more than one
-// server lists is served qualified), and notes in servers each server
-// that lists one (with one server only, an unlisted URI is its).
+// idCounts counts how many of items have each ID (one listed more than
+// once is served qualified), and notes in servers each server that lists
+// one (with one server only, a URI it did not list is its).
 func idCounts(items []extmcp.Item, servers map[string]bool) map[string]int {
 	n := map[string]int{}
 	for _, it := range items {
@@ -208,7 +208,7 @@ func idCounts(items []extmcp.Item, servers map[string]bool) map[string]int {
 }
 
 // servedURI is the URI (or template) it is served under: its own, or
-// qualified when n says another server lists it too. One in gemkit's
+// qualified when n counts it more than once. One in gemkit's
 // own schemes (gemkit-doc, gemkit-mcp) is refused (""): read, it would
 // reach gemkit's doc or another server.
 func (s *Server) servedURI(it extmcp.Item, n map[string]int, kind string) string {
@@ -222,8 +222,8 @@ func (s *Server) servedURI(it extmcp.Item, n map[string]int, kind string) string
 	return it.ID
 }
 
-// serveResources serves the servers' resources, count being how many
-// servers list each URI, and routes each to its server.
+// serveResources serves the servers' resources, count being how often
+// each URI is listed, and routes each to its server.
 func (s *Server) serveResources(rt *routes, count map[string]int) {
 	sv := &s.ext.served
 	now := map[string]string{}
@@ -256,7 +256,7 @@ func (s *Server) serveResources(rt *routes, count map[string]int) {
 }
 
 // serveTemplates serves the servers' resource templates, tcount being
-// how many servers list each, and routes what matches each (as served
+// how often each is listed, and routes what matches each (as served
 // and as the server's own) to its server.
 func (s *Server) serveTemplates(rt *routes, tcount map[string]int) {
 	sv := &s.ext.served
