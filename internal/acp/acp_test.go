@@ -63,6 +63,44 @@ func TestNodeClient(t *testing.T) {
 	if r.Error != nil || r.SessionError != nil {
 		t.Fatalf("error %+v, session/new %+v", r.Error, r.SessionError)
 	}
+	nodeInitialized(t, r)
+	nodeToolCalls(t, r, a)
+	// The read went through the client, and the model saw its buffer.
+	if reads := r.requestsOf("fs/read_text_file"); len(reads) == 0 || !strings.Contains(string(reads[0]), `"path":"`+a+`"`) {
+		t.Errorf("fs/read_text_file requests %s", reads)
+	}
+	if got := turnText(t, f.model, 2); !strings.Contains(got, "unsaved buffer text") || strings.Contains(got, "alpha") {
+		t.Errorf("turn 3 does not carry the client's buffer: %s", got)
+	}
+
+	perms := r.requestsOf("session/request_permission")
+	if len(perms) != 4 {
+		t.Fatalf("%d permission requests: %s", len(perms), perms)
+	}
+	nodeNewFile(t, r, f, perms[0])
+	nodeRejectedEdit(t, f, perms[1], a)
+	nodeExtensionTool(t, f, perms[2])
+	nodeAllowedAlways(t, f, perms[3])
+}
+
+// editPermission is what a session/request_permission for an edit says.
+type editPermission struct {
+	ToolCall struct {
+		ToolCallID string `json:"toolCallId"`
+		Kind       string `json:"kind"`
+		Content    []struct {
+			Type    string  `json:"type"`
+			Path    string  `json:"path"`
+			OldText *string `json:"oldText"`
+			NewText string  `json:"newText"`
+		} `json:"content"`
+	} `json:"toolCall"`
+}
+
+// nodeInitialized: initialize answered protocol 1 with gemkit's
+// capabilities and auth methods; every prompt ended, the last
+// cancelled, and the agent exited cleanly when stdin closed.
+func nodeInitialized(t *testing.T, r result) {
 	if r.Init.ProtocolVersion != 1 {
 		t.Errorf("protocolVersion %d", r.Init.ProtocolVersion)
 	}
@@ -84,7 +122,11 @@ func TestNodeClient(t *testing.T) {
 	if r.Exit.Code == nil || *r.Exit.Code != 0 {
 		t.Errorf("exit %+v after stdin closed", r.Exit)
 	}
+}
 
+// nodeToolCalls: the text streamed, and each tool call is reported
+// with its kind (a read with its location) and ended completed.
+func nodeToolCalls(t *testing.T, r result, a string) {
 	ups := r.updates(t)
 	var text strings.Builder
 	kinds := map[string]string{}
@@ -115,36 +157,16 @@ func TestNodeClient(t *testing.T) {
 			t.Errorf("%s (%s): kind %q status %q, want %v", id, titles[id], kinds[id], final[id], w)
 		}
 	}
+}
 
-	// The read went through the client, and the model saw its buffer.
-	if reads := r.requestsOf("fs/read_text_file"); len(reads) == 0 || !strings.Contains(string(reads[0]), `"path":"`+a+`"`) {
-		t.Errorf("fs/read_text_file requests %s", reads)
-	}
-	if got := turnText(t, f.model, 2); !strings.Contains(got, "unsaved buffer text") || strings.Contains(got, "alpha") {
-		t.Errorf("turn 3 does not carry the client's buffer: %s", got)
-	}
-
-	// The new file: permission with a diff first, then the client's write.
-	perms := r.requestsOf("session/request_permission")
-	if len(perms) != 4 {
-		t.Fatalf("%d permission requests: %s", len(perms), perms)
-	}
-	var perm struct {
-		ToolCall struct {
-			ToolCallID string `json:"toolCallId"`
-			Kind       string `json:"kind"`
-			Content    []struct {
-				Type    string  `json:"type"`
-				Path    string  `json:"path"`
-				OldText *string `json:"oldText"`
-				NewText string  `json:"newText"`
-			} `json:"content"`
-		} `json:"toolCall"`
-	}
-	json.Unmarshal(perms[0], &perm)
+// nodeNewFile: the new file is asked for with a diff first (perm), then
+// written by the client.
+func nodeNewFile(t *testing.T, r result, f *fixture, perm json.RawMessage) {
+	var p editPermission
+	json.Unmarshal(perm, &p)
 	newPath := filepath.Join(f.ws, "sub", "new.txt")
-	if c := perm.ToolCall.Content; perm.ToolCall.Kind != "edit" || len(c) != 1 || c[0].Type != "diff" || c[0].Path != newPath || c[0].NewText != newContent || c[0].OldText != nil {
-		t.Errorf("edit permission %s", perms[0])
+	if c := p.ToolCall.Content; p.ToolCall.Kind != "edit" || len(c) != 1 || c[0].Type != "diff" || c[0].Path != newPath || c[0].NewText != newContent || c[0].OldText != nil {
+		t.Errorf("edit permission %s", perm)
 	}
 	r.checkOneWrite(t, newPath, newContent)
 	order := []string{}
@@ -156,11 +178,15 @@ func TestNodeClient(t *testing.T) {
 	if len(order) < 2 || order[0] != "session/request_permission" || order[1] != "fs/write_text_file" {
 		t.Errorf("request order %v", order)
 	}
+}
 
-	// The rejected edit: nothing written, and the model is told.
-	json.Unmarshal(perms[1], &perm)
-	if c := perm.ToolCall.Content; len(c) != 1 || c[0].OldText == nil || *c[0].OldText != "unsaved buffer text\n" || c[0].NewText != "gamma\n" {
-		t.Errorf("rejected edit's permission %s", perms[1])
+// nodeRejectedEdit: the rejected edit (asked with perm) writes nothing,
+// and the model is told.
+func nodeRejectedEdit(t *testing.T, f *fixture, perm json.RawMessage, a string) {
+	var p editPermission
+	json.Unmarshal(perm, &p)
+	if c := p.ToolCall.Content; len(c) != 1 || c[0].OldText == nil || *c[0].OldText != "unsaved buffer text\n" || c[0].NewText != "gamma\n" {
+		t.Errorf("rejected edit's permission %s", perm)
 	}
 	if got, _ := os.ReadFile(a); string(got) != "alpha\nbeta\n" {
 		t.Errorf("a.txt after rejection: %q", got)
@@ -168,16 +194,18 @@ func TestNodeClient(t *testing.T) {
 	if got := turnText(t, f.model, 6); !strings.Contains(got, "rejected the edit of a.txt") {
 		t.Errorf("turn 7 does not say the edit was rejected: %s", got)
 	}
+}
 
-	// The extension tool asked, naming the file changed since consent
-	// before its permissions, ran, and its output reached the model.
-	if p := string(perms[2]); !strings.Contains(p, "this file of the extension changed: tools/count.sh (changed).") || !strings.Contains(p, `"allow_always"`) || !strings.Contains(p, "read") {
+// nodeExtensionTool: the extension tool asked (perm), naming the file
+// changed since consent before its permissions, ran, and its output
+// reached the model; so did the MCP server's tool, offered and called.
+func nodeExtensionTool(t *testing.T, f *fixture, perm json.RawMessage) {
+	if p := string(perm); !strings.Contains(p, "this file of the extension changed: tools/count.sh (changed).") || !strings.Contains(p, `"allow_always"`) || !strings.Contains(p, "read") {
 		t.Errorf("extension permission %s", p)
 	}
 	if got := turnText(t, f.model, 8); !strings.Contains(got, `{\"word\":\"hi\",\"times\":2,\"files\":\"a.txt sub \"}`) {
 		t.Errorf("turn 9 does not carry the tool's output: %s", got)
 	}
-
 	// The MCP server's tool was offered and called.
 	first, _ := f.model.Turns()[0].Generate()
 	if names := strings.Join(first.FunctionNames(), " "); !strings.Contains(names, "mcp_gemkit_read_doc") || !strings.Contains(names, "demo_count") {
@@ -186,16 +214,19 @@ func TestNodeClient(t *testing.T) {
 	if got := turnText(t, f.model, 14); !strings.Contains(got, "The count tool repeats a word.") {
 		t.Errorf("turn 15 does not carry the MCP tool's output: %s", got)
 	}
+}
 
-	// Allowed once, the tool asked again; allowed always, it did not
-	// ask a third time, and the consent is the one `gemkit extensions
-	// run --consent` records: `gemkit run`, which never asks, runs it.
+// nodeAllowedAlways: allowed once, the tool asked again (perm); allowed
+// always, it did not ask a third time, and the consent is the one
+// `gemkit extensions run --consent` records: `gemkit run`, which never
+// asks, runs it.
+func nodeAllowedAlways(t *testing.T, f *fixture, perm json.RawMessage) {
 	var again struct {
 		ToolCall struct {
 			ToolCallID string `json:"toolCallId"`
 		} `json:"toolCall"`
 	}
-	json.Unmarshal(perms[3], &again)
+	json.Unmarshal(perm, &again)
 	if again.ToolCall.ToolCallID != "call_5" {
 		t.Errorf("the second extension permission request is for %s, want call_5", again.ToolCall.ToolCallID)
 	}

@@ -49,21 +49,24 @@ type sessionsResult struct {
 				Args []string `json:"args"`
 			} `json:"authMethods"`
 		} `json:"init"`
-		Steps []struct {
-			Op      string            `json:"op"`
-			Result  json.RawMessage   `json:"result"`
-			Error   *rpcError         `json:"error"`
-			Ms      float64           `json:"ms"`
-			Updates []json.RawMessage `json:"updates"`
-			Asked   []string          `json:"asked"`
-		} `json:"steps"`
-		Stderr string    `json:"stderr"`
-		Error  *rpcError `json:"error"`
+		Steps  []stepResult `json:"steps"`
+		Stderr string       `json:"stderr"`
+		Error  *rpcError    `json:"error"`
 	} `json:"runs"`
 	Checked     int `json:"checked"`
 	Invalid     []struct{ Problem, Line string }
 	NotProtocol []string  `json:"notProtocol"`
 	Error       *rpcError `json:"error"`
+}
+
+// stepResult is what a step of a run answered.
+type stepResult struct {
+	Op      string            `json:"op"`
+	Result  json.RawMessage   `json:"result"`
+	Error   *rpcError         `json:"error"`
+	Ms      float64           `json:"ms"`
+	Updates []json.RawMessage `json:"updates"`
+	Asked   []string          `json:"asked"`
 }
 
 // driveSessions runs interop/acp-sessions.mjs with p: the real ACP
@@ -183,16 +186,26 @@ func TestSessionsAcrossRestarts(t *testing.T) {
 		t.Fatalf("prompt: %+v", run1[1].Error)
 	}
 
-	// Listed after the restart, most recent first. A file whose first
-	// line reads well is listed (loading it tells what is wrong); those
-	// whose first line does not are left out, and told in the log.
-	var list struct {
-		Sessions []struct {
-			SessionID, Cwd, Title string
-		}
+	sessionsListed(t, f, run2, r.Runs[1].Stderr, created.SessionID, dir, damaged)
+	sessionLoaded(t, f, run2)
+	sessionResumedAndDeleted(t, run3, created.SessionID, dir)
+}
+
+// sessionList is what session/list answers.
+type sessionList struct {
+	Sessions []struct {
+		SessionID, Cwd, Title string
 	}
+}
+
+// sessionsListed: listed after the restart (run2 begins with the list),
+// most recent first. A file whose first line reads well is listed
+// (loading it tells what is wrong); those whose first line does not are
+// left out, and told in the log (stderr); the damaged files are kept.
+func sessionsListed(t *testing.T, f *fixture, run2 []stepResult, stderr, created, dir string, damaged map[string]string) {
+	var list sessionList
 	json.Unmarshal(run2[0].Result, &list)
-	if len(list.Sessions) != 2 || list.Sessions[0].SessionID != created.SessionID || list.Sessions[0].Cwd != f.ws ||
+	if len(list.Sessions) != 2 || list.Sessions[0].SessionID != created || list.Sessions[0].Cwd != f.ws ||
 		list.Sessions[0].Title != "Read a.txt please" || list.Sessions[1].SessionID != "gemkit-damaged" {
 		t.Errorf("session/list %s", run2[0].Result)
 	}
@@ -202,7 +215,7 @@ func TestSessionsAcrossRestarts(t *testing.T) {
 			t.Errorf("loading a damaged session: %+v, want %q", e, want)
 		}
 	}
-	if !strings.Contains(r.Runs[1].Stderr, "gemkit-garbage cannot be read") || !strings.Contains(r.Runs[1].Stderr, "gemkit-old cannot be read") {
+	if !strings.Contains(stderr, "gemkit-garbage cannot be read") || !strings.Contains(stderr, "gemkit-old cannot be read") {
 		t.Errorf("the unreadable file is not told in the log")
 	}
 	for name, content := range damaged {
@@ -210,8 +223,12 @@ func TestSessionsAcrossRestarts(t *testing.T) {
 			t.Errorf("%s changed: %q %v", name, got, err)
 		}
 	}
+}
 
-	// Loaded: the conversation replayed before the answer.
+// sessionLoaded: loaded (run2's fourth step), the conversation is
+// replayed before the answer, and the model chosen through config
+// options answers the next prompt with the whole conversation.
+func sessionLoaded(t *testing.T, f *fixture, run2 []stepResult) {
 	load := run2[3]
 	if load.Error != nil {
 		t.Fatalf("session/load: %+v", load.Error)
@@ -239,15 +256,19 @@ func TestSessionsAcrossRestarts(t *testing.T) {
 	if g, _ := turns[3].Generate(); !strings.Contains(g.Text(), "Read a.txt please") || !strings.Contains(g.Text(), "Thanks") {
 		t.Errorf("the last turn lacks the earlier ones: %s", g.Text())
 	}
+}
 
-	// Resumed without a replay, the mode told as current_mode_update.
+// sessionResumedAndDeleted: resumed without a replay, the mode told as
+// current_mode_update; deleted, gone from the list and the folder, and
+// loading it says so.
+func sessionResumedAndDeleted(t *testing.T, run3 []stepResult, created, dir string) {
 	if run3[0].Error != nil || len(run3[0].Updates) != 0 || !strings.Contains(string(run3[0].Result), `"currentValue":"gemini-2.5-pro"`) {
 		t.Errorf("session/resume: %s %+v, updates %s", run3[0].Result, run3[0].Error, run3[0].Updates)
 	}
 	if k := kinds(run3[1].Updates); len(k) != 1 || k[0] != "current_mode_update" {
 		t.Errorf("set_config_option mode: updates %v", k)
 	}
-	// Deleted: gone from the list and the folder; loading it says so.
+	var list sessionList
 	json.Unmarshal(run3[5].Result, &list)
 	if run3[3].Error != nil || run3[4].Error != nil || len(list.Sessions) != 1 || list.Sessions[0].SessionID != "gemkit-damaged" {
 		t.Errorf("close %+v, delete %+v, then list %s", run3[3].Error, run3[4].Error, run3[5].Result)
@@ -255,7 +276,7 @@ func TestSessionsAcrossRestarts(t *testing.T) {
 	if e := run3[6].Error; e == nil || e.Code != -32002 || !strings.Contains(e.Message, "no stored session") {
 		t.Errorf("loading a deleted session: %+v", e)
 	}
-	if _, err := os.Stat(filepath.Join(dir, created.SessionID+".jsonl")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, created+".jsonl")); !os.IsNotExist(err) {
 		t.Errorf("the deleted session's file: %v", err)
 	}
 }

@@ -110,9 +110,15 @@ func TestForwardAsCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	target := ln.Addr().String()
 
-	// Answered: the same result, refusals and refused writes added.
+	forwardAnswered(t, s, fx, every, ln.Addr().String())
+	forwardHang(t, s, fx)
+	forwardDeath(t, s, fx, fl)
+}
+
+// forwardAnswered: a forwarded call answers the same result as Call,
+// refusals (of a connection to target) and refused writes added.
+func forwardAnswered(t *testing.T, s *setup, fx, every extmcp.Spec, target string) {
 	for _, c := range []struct {
 		sp   extmcp.Spec
 		tool string
@@ -147,8 +153,11 @@ func TestForwardAsCall(t *testing.T) {
 			t.Errorf("%s: %s does not say %q", c.tool, got, c.said)
 		}
 	}
+}
 
-	// Failed: the words of Call.
+// forwardHang: a call past its bound fails in the words of Call; one
+// given up gets no answer, and the server keeps answering.
+func forwardHang(t *testing.T, s *setup, fx extmcp.Spec) {
 	start := time.Now()
 	if _, err, ok := forwardCall(t, s.m, fx, "hang", map[string]any{}); !ok || err == nil || !strings.Contains(err.Error(), "extension realmcp's MCP server fixture did not answer hang within 5s") {
 		t.Errorf("hang: %v (taken %v)", err, ok)
@@ -172,6 +181,11 @@ func TestForwardAsCall(t *testing.T) {
 		t.Errorf("a call given up was answered: %+v", a)
 	case <-time.After(fx.Timeout + time.Second): // past its bound: no timeout answers it either
 	}
+}
+
+// forwardDeath: the server's death mid-call and an overlong message (from
+// fl, whose bound is long) fail in the words of Call.
+func forwardDeath(t *testing.T, s *setup, fx, fl extmcp.Spec) {
 	if _, err, ok := forwardCall(t, s.m, fx, "die", map[string]any{}); !ok || err == nil ||
 		!strings.Contains(err.Error(), "exited during the call of die; it is started again at the next call") || !strings.Contains(err.Error(), "asked to die") {
 		t.Errorf("die: %v (taken %v)", err, ok)

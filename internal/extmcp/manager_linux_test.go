@@ -289,7 +289,15 @@ func TestClosed(t *testing.T) {
 	}
 	defer ln.Close()
 	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("reached")) }))
+	closedFiles(t, s, fx)
+	target := closedHosts(t, s, fx, ln.Addr().(*net.TCPAddr).Port)
+	closedAllowedHost(t, s, fx, target)
+}
 
+// closedFiles: the fixture reads the workspace and writes its data
+// folder, and no more; a refused write is told to the model and the
+// person with the command that allows it.
+func closedFiles(t *testing.T, s *setup, fx extmcp.Spec) {
 	if text, isErr, err := call(t, s.m, fx, "read", map[string]any{"path": filepath.Join(s.ws, "a.txt")}); err != nil || isErr || text != "workspace text" {
 		t.Errorf("reading the workspace: %q %v %v", text, isErr, err)
 	}
@@ -323,7 +331,12 @@ func TestClosed(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.ws, "planted.txt")); err == nil {
 		t.Error("the server wrote the workspace")
 	}
+}
 
+// closedHosts: what the fixture tries on the network (port is a
+// loopback server's) is refused, told, and kept in refusals.json; it
+// returns the host refused, as --allow-host names it.
+func closedHosts(t *testing.T, s *setup, fx extmcp.Spec, port int) (target string) {
 	// What it tries on the network is refused and reported by host, to
 	// the person with the command that allows it and to the model with
 	// the call's result: a client that asks the proxy (refused there,
@@ -333,8 +346,7 @@ func TestClosed(t *testing.T) {
 	// memory V8 reserves 10 GiB of address space: as uid 65534, with no
 	// cgroup, the sandbox's bound on what each process writes of its own
 	// leaves that room (sandbox's TestRuntimeReservations).
-	port := ln.Addr().(*net.TCPAddr).Port
-	target := fmt.Sprintf("127.0.0.1:%d", port)
+	target = fmt.Sprintf("127.0.0.1:%d", port)
 	for _, c := range []struct{ tool, url, allow, person string }{
 		{"proxied", "http://" + target + "/", "gemkit extensions sandbox realmcp --allow-host " + target,
 			"extension realmcp's MCP server fixture was refused a connection to " + target + " (named in the call's arguments) (host not in network.allowedHosts); to allow it: gemkit extensions sandbox realmcp --allow-host " + target},
@@ -362,7 +374,12 @@ func TestClosed(t *testing.T) {
 	if err != nil || len(rs) < 2 {
 		t.Fatalf("kept refusals: %+v %v", rs, err)
 	}
+	return target
+}
 
+// closedAllowedHost: allowed by the command the log gave, the host is
+// reached through the proxy only.
+func closedAllowedHost(t *testing.T, s *setup, fx extmcp.Spec, target string) {
 	// After the command the log gave (a new server), the server reaches
 	// the host through the proxy; Node 20's fetch, which does not use
 	// it, still does not.
@@ -715,327 +732,6 @@ func TestAllowedGateSandboxed(t *testing.T) {
 	if !gemkittest.Poll(30*time.Second, 20*time.Millisecond, func() bool { _, err := os.Stat(filepath.Join(data, "ran")); return err == nil }) {
 		t.Errorf("the program did not run with consent; the log:\n%s", s.log.String())
 	}
-}
-
-// TestKeptCatalog: what a server listed is kept (0600, by what starts
-// it), and another Manager (another gemkit mcp) answers its first
-// listing from there once consent is checked, before the server has
-// started; the server, started behind the answer, confirms it, replaces
-// it (the listener hears the lists changed), or, when it cannot start,
-// takes its tools away and the next listing says why. Without consent
-// nothing kept is answered; the answer and the start make one consent
-// check; a Manager closed during that start does not wait for it; and
-// a server started otherwise is listed afresh.
-func TestKeptCatalog(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts servers of its own: runs without -short, as in CI")
-	}
-	s := newSetup(t, 30*time.Second)
-	ctx := context.Background()
-	// The fixture, started only once the workspace holds "release", and
-	// failing at once while it holds "fail".
-	held := s.spec("fixture", "-c", `if [ -e fail ]; then echo broken on purpose >&2; exit 3; fi
-while [ ! -e release ]; do sleep 0.02; done
-exec node "$0"`, filepath.Join(s.ext, "fixture.mjs"))
-	held.Command = "sh"
-	mark := func(name string, on bool) {
-		t.Helper()
-		p := filepath.Join(s.ws, name)
-		if !on {
-			os.Remove(p)
-			return
-		}
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mark("release", true)
-	s.m.Sync([]extmcp.Spec{held})
-	first, failed := s.m.Tools(ctx)
-	if len(failed) > 0 || !toolNames(first, "fixture")["ok"] {
-		t.Fatalf("the first listing: %v, %+v\n%s", toolNames(first, "fixture"), failed, s.log.String())
-	}
-	keptDir := filepath.Join(s.home, ".local", "share", "gemkit", "server-catalogs")
-	files, _ := filepath.Glob(filepath.Join(keptDir, "*.json"))
-	if len(files) != 1 {
-		t.Fatalf("kept catalogs %v, want one", files)
-	}
-	if fi, err := os.Stat(files[0]); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("the kept catalog: %v, %v", fi.Mode(), err)
-	}
-	keptFile := files[0]
-	original, _ := os.ReadFile(keptFile)
-
-	// manager is another gemkit mcp of the same person, whose consent
-	// check is allowed (nil: none).
-	manager := func(sp extmcp.Spec, allowed func() error) (*extmcp.Manager, <-chan extmcp.Event) {
-		l := &sandbox.Launcher{}
-		t.Cleanup(func() { l.Close() })
-		m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: s.ws, Timeout: 30 * time.Second,
-			Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home}})
-		t.Cleanup(m.Close)
-		events := make(chan extmcp.Event, 16)
-		m.Listen(func(ev extmcp.Event) {
-			select {
-			case events <- ev:
-			default:
-			}
-		})
-		sp.Allowed = allowed
-		m.Sync([]extmcp.Spec{sp})
-		return m, events
-	}
-	listChanged := func(events <-chan extmcp.Event) {
-		t.Helper()
-		for {
-			select {
-			case ev := <-events:
-				if ev.Method == "notifications/tools/list_changed" {
-					return
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the listener did not hear that the lists changed")
-			}
-		}
-	}
-
-	t.Run("answered before the start", func(t *testing.T) {
-		// The server cannot answer before "release": an answer before
-		// it is the kept one.
-		mark("release", false)
-		var checks atomic.Int32
-		m, _ := manager(held, func() error { checks.Add(1); return nil })
-		tools, failed := m.Tools(ctx)
-		mark("release", true)
-		if len(failed) > 0 || len(tools) != len(first) || !toolNames(tools, "fixture")["ok"] {
-			t.Fatalf("answered %v, %+v; want the kept tools", toolNames(tools, "fixture"), failed)
-		}
-		if text, _, err := call(t, m, held, "ok", map[string]any{}); err != nil || text != "ok" {
-			t.Errorf("a call after the kept answer: %q %v", text, err)
-		}
-		if n := checks.Load(); n != 1 {
-			t.Errorf("%d consent checks for the answer and the start behind it, want one", n)
-		}
-	})
-
-	t.Run("checked ahead", func(t *testing.T) {
-		// Prepare begins the check before any client asks; the answer
-		// and the start behind it take its verdict, not one of their own,
-		// and the answer the kept catalog Prepare read: with the file
-		// gone since and the server held, it comes all the same.
-		var checks atomic.Int32
-		began := make(chan struct{}, 4)
-		m, _ := manager(held, func() error { checks.Add(1); began <- struct{}{}; return nil })
-		m.Prepare()
-		select {
-		case <-began:
-		case <-time.After(30 * time.Second):
-			t.Fatal("Prepare began no consent check")
-		}
-		mark("release", false)
-		aside := keptFile + ".aside"
-		if err := os.Rename(keptFile, aside); err != nil {
-			t.Fatal(err)
-		}
-		tools, failed := m.Tools(ctx)
-		if err := os.Rename(aside, keptFile); err != nil {
-			t.Fatal(err)
-		}
-		mark("release", true)
-		if len(failed) > 0 || !toolNames(tools, "fixture")["ok"] {
-			t.Fatalf("answered %v, %+v; want the kept tools", toolNames(tools, "fixture"), failed)
-		}
-		if text, _, err := call(t, m, held, "ok", map[string]any{}); err != nil || text != "ok" {
-			t.Errorf("a call after the answer: %q %v", text, err)
-		}
-		if n := checks.Load(); n != 1 {
-			t.Errorf("%d consent checks, want the one begun ahead", n)
-		}
-	})
-
-	t.Run("checked ahead too long ago", func(t *testing.T) {
-		// A check begun ahead and older than aheadFor at the first list
-		// is made again: the extension changed meanwhile (the second
-		// check refuses), and the server must not start from the first
-		// verdict.
-		refused := "you have not agreed to the extension realmcp as it is now"
-		var checks atomic.Int32
-		m, _ := manager(held, func() error {
-			if checks.Add(1) > 1 {
-				return errors.New(refused)
-			}
-			return nil
-		})
-		m.Prepare()
-		if !extmcp.AgeConsent(m, held.Key(), 2*time.Second) {
-			t.Fatal("Prepare began no consent check")
-		}
-		tools, failed := m.Tools(ctx)
-		if len(tools) > 0 || len(failed) != 1 || !strings.Contains(failed[0].Err.Error(), refused) {
-			t.Fatalf("answered %v, %+v; want the new check's refusal", toolNames(tools, "fixture"), failed)
-		}
-		if _, _, err := call(t, m, held, "ok", map[string]any{}); err == nil || !strings.Contains(err.Error(), refused) {
-			t.Errorf("a call: %v, want the refusal", err)
-		}
-		if n := checks.Load(); n < 2 {
-			t.Errorf("%d consent checks, want the old one made again", n)
-		}
-	})
-
-	t.Run("nothing kept, nothing checked", func(t *testing.T) {
-		// A server never listed has no kept catalog: nothing tells that
-		// a client will start it, and Prepare leaves it alone.
-		other := held
-		other.Args = append(slices.Clone(held.Args), "--never-listed")
-		var checks atomic.Int32
-		m, _ := manager(other, func() error { checks.Add(1); return nil })
-		m.Prepare()
-		m.Close()
-		if n := checks.Load(); n != 0 {
-			t.Errorf("%d consent checks for a server never listed", n)
-		}
-	})
-
-	t.Run("the call first", func(t *testing.T) {
-		// A call made while the server starts behind the kept answer
-		// reaches it before the listing that confirms the answer: the
-		// server answers in the order it reads.
-		mark("release", false)
-		defer mark("release", true)
-		m, _ := manager(held, nil)
-		if tools, _ := m.Tools(ctx); !toolNames(tools, "fixture")["ok"] {
-			t.Fatalf("answered %v, want the kept tools", toolNames(tools, "fixture"))
-		}
-		type answer struct {
-			raw json.RawMessage
-			err error
-		}
-		got := make(chan answer, 1)
-		go func() {
-			raw, err := m.Call(ctx, held.Key(), "seen", json.RawMessage(`{}`), nil)
-			got <- answer{raw, err}
-		}()
-		// No event says that the call waits for the start's lock.
-		var a answer
-		early := false
-		if !gemkittest.Poll(30*time.Second, 5*time.Millisecond, func() bool {
-			select {
-			case a = <-got:
-				early = true
-				return true
-			default:
-			}
-			return extmcp.Queued(m, held.Key()) > 0
-		}) {
-			t.Fatal("the call did not wait for the start")
-		}
-		if early {
-			t.Fatalf("the call was answered before the server could start: %s %v", a.raw, a.err)
-		}
-		mark("release", true)
-		a = <-got
-		if a.err != nil {
-			t.Fatal(a.err)
-		}
-		if s := string(a.raw); !strings.Contains(s, "initialize") || strings.Contains(s, "/list") {
-			t.Errorf("the server had read %s before the call; want initialize and no listing", s)
-		}
-	})
-
-	t.Run("closed while starting", func(t *testing.T) {
-		mark("release", false)
-		defer mark("release", true)
-		m, _ := manager(held, nil)
-		if tools, _ := m.Tools(ctx); len(tools) == 0 {
-			t.Fatal("no kept tools answered")
-		}
-		// The start waits for "release" for up to 20 s (MaxStart); what
-		// works for no caller stops when the Manager closes.
-		closed := make(chan struct{})
-		go func() { m.Close(); close(closed) }()
-		select {
-		case <-closed:
-		case <-time.After(30 * time.Second):
-			t.Fatal("Close waited for the start behind the kept answer")
-		}
-	})
-
-	t.Run("replaced", func(t *testing.T) {
-		var k map[string]any
-		if err := json.Unmarshal(original, &k); err != nil {
-			t.Fatal(err)
-		}
-		k["tools"] = append(k["tools"].([]any), map[string]any{"name": "gone_since", "inputSchema": map[string]any{"type": "object"}})
-		b, _ := json.Marshal(k)
-		if err := os.WriteFile(keptFile, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		m, events := manager(held, nil)
-		if tools, _ := m.Tools(ctx); !toolNames(tools, "fixture")["gone_since"] {
-			t.Fatalf("answered %v, want the kept tools", toolNames(tools, "fixture"))
-		}
-		listChanged(events)
-		tools, failed := m.Tools(ctx)
-		if names := toolNames(tools, "fixture"); len(failed) > 0 || names["gone_since"] || !names["ok"] {
-			t.Errorf("after the server listed: %v, %+v", names, failed)
-		}
-		if b, _ := os.ReadFile(keptFile); strings.Contains(string(b), "gone_since") || !strings.Contains(string(b), `"ok"`) {
-			t.Errorf("the kept catalog was not replaced: %s", b)
-		}
-	})
-
-	t.Run("cannot start", func(t *testing.T) {
-		mark("fail", true)
-		defer mark("fail", false)
-		m, events := manager(held, nil)
-		if tools, _ := m.Tools(ctx); !toolNames(tools, "fixture")["ok"] {
-			t.Fatalf("answered %v, want the kept tools", toolNames(tools, "fixture"))
-		}
-		listChanged(events)
-		tools, failed := m.Tools(ctx)
-		if len(tools) > 0 || len(failed) != 1 || !strings.Contains(failed[0].Err.Error(), "broken on purpose") {
-			t.Errorf("after the start failed: %v, %+v; want no tools and why", toolNames(tools, "fixture"), failed)
-		}
-	})
-
-	t.Run("refused", func(t *testing.T) {
-		refused := "you have not agreed to the extension realmcp as it is now"
-		m, events := manager(held, func() error { return errors.New(refused) })
-		tools, failed := m.Tools(ctx)
-		if len(tools) > 0 || len(failed) != 1 || !strings.Contains(failed[0].Err.Error(), refused) {
-			t.Errorf("without consent: %v, %+v; want no tools and why", toolNames(tools, "fixture"), failed)
-		}
-		// The start behind it was refused by the same check, which was
-		// the answer: nothing changed to tell of, and the next listing
-		// tries again.
-		select {
-		case ev := <-events:
-			if ev.Method == "notifications/tools/list_changed" {
-				t.Errorf("a refused answer was followed by %s", ev.Method)
-			}
-		case <-time.After(500 * time.Millisecond):
-		}
-		if _, failed := m.Tools(ctx); len(failed) != 1 || !strings.Contains(failed[0].Err.Error(), refused) {
-			t.Errorf("the next listing: %+v", failed)
-		}
-	})
-
-	t.Run("started otherwise", func(t *testing.T) {
-		// Not released: a server started another way is not answered
-		// for from what another start listed, so this listing waits for
-		// it, and fails when it cannot start.
-		mark("release", false)
-		defer mark("release", true)
-		other := held
-		other.Args = append(slices.Clone(held.Args), "--other")
-		other.Timeout = 2 * time.Second
-		m, _ := manager(other, nil)
-		tools, failed := m.Tools(ctx)
-		if len(tools) > 0 || len(failed) != 1 {
-			t.Errorf("%v, %+v; want the server's start to fail, no kept tools", toolNames(tools, "fixture"), failed)
-		}
-	})
 }
 
 // TestAgreedCopyShown: a server whose extension has gemkit's copy as the

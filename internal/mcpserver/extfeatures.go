@@ -142,11 +142,27 @@ type catalogServed struct {
 // templates as last listed, in place of those served so far. The caller
 // holds s.mu.
 func (s *Server) serveCatalog(set *disclosure.Set) {
-	sv := &s.ext.served
 	rt := &routes{exact: map[string]route{}, prompts: map[string]route{}, byTemplate: map[string]route{}}
-	// Prompts, named as tools are.
-	name := set.ServerPromptNamer()
 	s.ext.catalogNames = nil
+	s.servePrompts(set, rt)
+	// Resources and templates, under their own URIs where they can.
+	servers := map[string]bool{}
+	count, tcount := idCounts(s.ext.resources, servers), idCounts(s.ext.templates, servers)
+	if len(servers) == 1 {
+		for k := range servers {
+			rt.only = k
+		}
+	}
+	s.serveResources(rt, count)
+	s.serveTemplates(rt, tcount)
+	s.ext.routes.Store(rt)
+}
+
+// servePrompts serves the servers' prompts, named as tools are, and
+// routes each back to its server's own name.
+func (s *Server) servePrompts(set *disclosure.Set, rt *routes) {
+	sv := &s.ext.served
+	name := set.ServerPromptNamer()
 	now := map[string]string{}
 	for _, it := range s.ext.prompts {
 		p := &mcp.Prompt{}
@@ -177,42 +193,46 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 		s.mcp.RemovePrompts(gone...)
 	}
 	sv.prompts = now
+}
 
-	// Resources and templates, under their own URIs where they can.
-	servers := map[string]bool{}
-	own := func(items []extmcp.Item) map[string]int {
-		n := map[string]int{}
-		for _, it := range items {
-			n[it.ID]++
-			servers[it.Spec.Key()] = true
-		}
-		return n
+// idCounts counts how many of items have each ID (one listed more than
+// once is served qualified), and notes in servers each server that lists
+// one (with one server only, a URI it did not list is its).
+func idCounts(items []extmcp.Item, servers map[string]bool) map[string]int {
+	n := map[string]int{}
+	for _, it := range items {
+		n[it.ID]++
+		servers[it.Spec.Key()] = true
 	}
-	count, tcount := own(s.ext.resources), own(s.ext.templates)
-	if len(servers) == 1 {
-		for k := range servers {
-			rt.only = k
-		}
+	return n
+}
+
+// servedURI is the URI (or template) it is served under: its own, or
+// qualified when n counts it more than once. One in gemkit's
+// own schemes (gemkit-doc, gemkit-mcp) is refused (""): read, it would
+// reach gemkit's doc or another server.
+func (s *Server) servedURI(it extmcp.Item, n map[string]int, kind string) string {
+	if owner, ok := disclosure.ReservedBy(it.ID); ok {
+		s.refuseName(&s.ext.catalogNames, disclosure.NameRefusal{Extension: it.Spec.Extension, Server: it.Spec.Server, Kind: kind, Own: it.ID, Name: it.ID, Owner: owner})
+		return ""
 	}
-	// A URI in one of gemkit's own schemes (gemkit-doc, gemkit-mcp) is
-	// refused: read, it would reach gemkit's doc or another server.
-	servedURI := func(it extmcp.Item, n map[string]int, kind string) string {
-		if owner, ok := disclosure.ReservedBy(it.ID); ok {
-			s.refuseName(&s.ext.catalogNames, disclosure.NameRefusal{Extension: it.Spec.Extension, Server: it.Spec.Server, Kind: kind, Own: it.ID, Name: it.ID, Owner: owner})
-			return ""
-		}
-		if n[it.ID] > 1 {
-			return qualified(it.Spec, it.ID)
-		}
-		return it.ID
+	if n[it.ID] > 1 {
+		return qualified(it.Spec, it.ID)
 	}
-	now = map[string]string{}
+	return it.ID
+}
+
+// serveResources serves the servers' resources, count being how often
+// each URI is listed, and routes each to its server.
+func (s *Server) serveResources(rt *routes, count map[string]int) {
+	sv := &s.ext.served
+	now := map[string]string{}
 	for _, it := range s.ext.resources {
 		r := &mcp.Resource{}
 		if json.Unmarshal(it.Raw, r) != nil {
 			continue
 		}
-		if r.URI = servedURI(it, count, "resource"); r.URI == "" {
+		if r.URI = s.servedURI(it, count, "resource"); r.URI == "" {
 			continue
 		}
 		if _, err := url.Parse(r.URI); err != nil {
@@ -233,8 +253,14 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 		s.mcp.RemoveResources(gone...)
 	}
 	sv.resources = now
+}
 
-	now = map[string]string{}
+// serveTemplates serves the servers' resource templates, tcount being
+// how often each is listed, and routes what matches each (as served
+// and as the server's own) to its server.
+func (s *Server) serveTemplates(rt *routes, tcount map[string]int) {
+	sv := &s.ext.served
+	now := map[string]string{}
 	for _, it := range s.ext.templates {
 		t := &mcp.ResourceTemplate{}
 		if json.Unmarshal(it.Raw, t) != nil {
@@ -245,7 +271,7 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 			s.log.Warn("an extension's MCP server lists a resource template that is not a URI template; it is not served", "extension", it.Spec.Extension, "server", it.Spec.Server, "template", it.ID)
 			continue
 		}
-		if t.URITemplate = servedURI(it, tcount, "resource template"); t.URITemplate == "" {
+		if t.URITemplate = s.servedURI(it, tcount, "resource template"); t.URITemplate == "" {
 			continue
 		}
 		stmpl, err := uritemplate.New(t.URITemplate)
@@ -267,10 +293,8 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 		s.mcp.RemoveResourceTemplates(gone...)
 	}
 	sv.templates = now
-	s.ext.routes.Store(rt)
 }
 
-// missing are the keys of was that now has not.
 // readUnlisted reads a server's URI the SDK has no handler for (a
 // qualified one, one a server handed back without listing it), as the
 // SDK answers a read: with the caching hints of every result, and the
@@ -299,6 +323,7 @@ func (s *Server) readUnlisted(ctx context.Context, req *mcp.ReadResourceRequest)
 	return out, json.Unmarshal(b, out)
 }
 
+// missing are the keys of was that now has not.
 func missing(was, now map[string]string) []string {
 	var gone []string
 	for k := range was {

@@ -163,11 +163,33 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	defer cancel()
 	ev := newEvents()
 	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1", ProtocolVersion: "2025-06-18", Events: ev.add}, "--extension-servers")
-	c, stderr, in, cmd := run.c, run.stderr, run.stdin, run.cmd
+	c, in, cmd := run.c, run.stdin, run.cmd
 	if caps := c.Capabilities(); !caps.Prompts || !caps.Resources || !caps.Subscribe || !caps.Logging {
 		t.Errorf("capabilities %+v, want prompts, resources with subscribe, logging", caps)
 	}
 
+	passedFirstListing(t, ctx, run, ev, headers)
+	passedPrompts(t, ctx, c)
+	passedResources(t, ctx, c)
+	passedLog(t, ctx, c, ev)
+	passedListChanged(t, ctx, c, ev)
+
+	c.Close()
+	in.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("gemkit mcp did not end when its client went")
+	}
+}
+
+// passedFirstListing: the servers' tools are listed and called (the
+// remote one with its setting in a header, and no more of the
+// environment).
+func passedFirstListing(t *testing.T, ctx context.Context, run *mcpRun, ev *events, headers func() http.Header) {
+	c, stderr := run.c, run.stderr
 	// The first listing, made while tools/list waits, tells the client
 	// nothing it does not have: no list_changed follows it, nor a call,
 	// nor the reload of the first poll (gemkit mcp polls every second).
@@ -197,8 +219,11 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	if ev.wait(2500*time.Millisecond, 0, "notifications/tools/list_changed", "") {
 		t.Errorf("a list_changed followed the first listing:\n%s", ev)
 	}
+}
 
-	// Prompts, named as tools are.
+// passedPrompts: the servers' prompts are listed, named as tools are,
+// and got from their servers.
+func passedPrompts(t *testing.T, ctx context.Context, c *mcpclient.Client) {
 	prompts, err := c.ListPrompts(ctx)
 	if err != nil {
 		t.Fatalf("prompts/list: %v", err)
@@ -218,9 +243,11 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	if raw, err := c.GetPromptRaw(ctx, "remotemcp_greet", map[string]string{"who": "Ada"}); err != nil || !strings.Contains(string(raw), "hello Ada") {
 		t.Errorf("prompts/get remotemcp_greet: %s %v", raw, err)
 	}
+}
 
-	// Resources keep their URIs; templates too, and a URI they match is
-	// read from their server.
+// passedResources: resources keep their URIs; templates too, and a URI
+// they match is read from their server.
+func passedResources(t *testing.T, ctx context.Context, c *mcpclient.Client) {
 	resources, err := c.ListResources(ctx)
 	if err != nil {
 		t.Fatalf("resources/list: %v", err)
@@ -245,9 +272,12 @@ func TestExtensionServersPassThrough(t *testing.T) {
 			t.Errorf("resources/read %s: %s %v", uri, raw, err)
 		}
 	}
+}
 
-	// The log: a level set goes on to the server, whose log comes back
-	// named after the extension and server.
+// passedLog: a level set goes on to the server, whose log comes back
+// named after the extension and server; a subscription gets
+// resources/updated of its URI.
+func passedLog(t *testing.T, ctx context.Context, c *mcpclient.Client, ev *events) {
 	if err := c.SetLogLevel(ctx, "debug"); err != nil {
 		t.Fatalf("logging/setLevel: %v", err)
 	}
@@ -268,9 +298,11 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	if err := c.Unsubscribe(ctx, sub); err != nil {
 		t.Errorf("resources/unsubscribe: %v", err)
 	}
+}
 
-	// list_changed: server-everything adds a resource; gemkit lists it
-	// again and tells the client, which finds the new one.
+// passedListChanged: server-everything adds a resource; gemkit lists it
+// again and tells the client (list_changed), which finds the new one.
+func passedListChanged(t *testing.T, ctx context.Context, c *mcpclient.Client, ev *events) {
 	from := ev.mark()
 	if res, err := c.CallTool(ctx, "realmcp_gzip-file-as-resource", map[string]any{"name": "hello.txt", "data": "data:text/plain;base64,aGVsbG8="}); err != nil || res.IsError {
 		t.Fatalf("realmcp_gzip-file-as-resource: %+v %v", res, err)
@@ -278,26 +310,16 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	if !ev.wait(15*time.Second, from, "notifications/resources/list_changed", "") {
 		t.Fatalf("no resources/list_changed after server-everything added a resource:\n%s", ev)
 	}
-	resources, err = c.ListResources(ctx)
+	resources, err := c.ListResources(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uris = map[string]bool{}
+	uris := map[string]bool{}
 	for _, r := range resources {
 		uris[r.ID] = true
 	}
 	if !uris["demo://resource/session/hello.txt"] {
 		t.Errorf("the added resource is not listed: %v", uris)
-	}
-
-	c.Close()
-	in.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("gemkit mcp did not end when its client went")
 	}
 }
 

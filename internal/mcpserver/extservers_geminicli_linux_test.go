@@ -154,6 +154,27 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	_, report, runErr := runHeadless(f.headlessGemini(ctx, node, interop, model.URL, "/notes gemkit-4410"), model)
 	seen := stop()
 	turns := wantTurns(t, model, 4, runErr, report)
+	checkSwitchedTurns(t, turns, report)
+	// Gemini CLI checks mcp.excluded before it connects to any server, a
+	// remote one too (isBlockedBySettings in McpClientManager.
+	// maybeDiscoverMcpServer, packages/core/src/tools/mcp-client-manager.ts;
+	// dist/src/tools/mcp-client-manager.js in @google/gemini-cli-core
+	// 0.61.0): every client the remote server met is gemkit. Without the
+	// name in mcp.excluded, it meets gemini-cli-mcp-client too.
+	if got := remoteClients(); len(got) == 0 || strings.Join(got, ",") != strings.TrimSuffix(strings.Repeat("gemkit,", len(got)), ",") {
+		t.Errorf("the remote server's clients were %v, want gemkit alone", got)
+	}
+	if _, err := os.Stat(filepath.Join(f.home, ".local", "share", "gemkit", "extension-data", "realmcp", "memory.jsonl")); err != nil {
+		t.Errorf("server-memory's file is not in its data folder: %v", err)
+	}
+
+	oneSandboxed(t, seen)
+}
+
+// checkSwitchedTurns checks what Gemini CLI sent the model: gemkit's
+// tools of the switched servers, none of its own copies, the
+// extension's GEMINI.md and custom command, and each server's answer.
+func checkSwitchedTurns(t *testing.T, turns []fakemodel.Request, report func() string) {
 	first, err := turns[0].Generate()
 	if err != nil {
 		t.Fatal(err)
@@ -185,20 +206,6 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	if !responseContains(fourth, "mcp_gemkit_realmcp_far_lookup", remoteAnswer) {
 		t.Errorf("the fourth request does not carry the remote server's answer: %+v", fourth.FunctionResponses())
 	}
-	// Gemini CLI checks mcp.excluded before it connects to any server, a
-	// remote one too (isBlockedBySettings in McpClientManager.
-	// maybeDiscoverMcpServer, packages/core/src/tools/mcp-client-manager.ts;
-	// dist/src/tools/mcp-client-manager.js in @google/gemini-cli-core
-	// 0.61.0): every client the remote server met is gemkit. Without the
-	// name in mcp.excluded, it meets gemini-cli-mcp-client too.
-	if got := remoteClients(); len(got) == 0 || strings.Join(got, ",") != strings.TrimSuffix(strings.Repeat("gemkit,", len(got)), ",") {
-		t.Errorf("the remote server's clients were %v, want gemkit alone", got)
-	}
-	if _, err := os.Stat(filepath.Join(f.home, ".local", "share", "gemkit", "extension-data", "realmcp", "memory.jsonl")); err != nil {
-		t.Errorf("server-memory's file is not in its data folder: %v", err)
-	}
-
-	oneSandboxed(t, seen)
 }
 
 // confinement says whether the process pid runs inside gemkit's sandbox:

@@ -93,7 +93,19 @@ func TestExtensionServerRefusals(t *testing.T) {
 		}
 	}
 
+	allowAndReach(t, ctx, f, run, target, allow)
+	// Allowed now: doctor no longer lists it.
+	if out, _ := f.gemkit("extensions", "doctor"); strings.Contains(out, refused) {
+		t.Errorf("extensions doctor still lists an allowed host:\n%s", out)
+	}
+}
+
+// allowAndReach runs the command allow, and waits for the server, started
+// again in the sandbox it widened, to reach target.
+func allowAndReach(t *testing.T, ctx context.Context, f *fixture, run *mcpRun, target, allow string) {
+	c, stderr := run.c, run.stderr
 	args := strings.Fields(allow)[1:]
+	var text string
 	if out, err := f.gemkit(args...); err != nil {
 		t.Fatalf("%s: %v\n%s", allow, err, out)
 	}
@@ -115,13 +127,9 @@ func TestExtensionServerRefusals(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("netext_proxied: %v\n%s", err, stderr.String())
 		}
-		text, isErr = res.Text("\n"), res.IsError
-		return !isErr && text == "reached"
+		text = res.Text("\n")
+		return !res.IsError && text == "reached"
 	}) {
 		t.Fatalf("the server does not reach %s a minute after %s: %q\n%s", target, allow, text, stderr.String())
-	}
-	// Allowed now: doctor no longer lists it.
-	if out, _ := f.gemkit("extensions", "doctor"); strings.Contains(out, refused) {
-		t.Errorf("extensions doctor still lists an allowed host:\n%s", out)
 	}
 }

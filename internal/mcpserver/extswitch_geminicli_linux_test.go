@@ -264,18 +264,7 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	f := newFixture(t)
 	settings := filepath.Join(f.home, ".gemini", "settings.json")
 	writeFile(t, settings, geminiSettings, 0o600)
-	src := filepath.Join(f.root, "src", "notebook")
-	for rel, body := range map[string]string{
-		"gemini-extension.json": hookedManifest,
-		"hooks/hooks.json": `{"hooks": {"BeforeTool": [{"matcher": "write_file|run_shell_command", "hooks": [
-			{"type": "command", "command": "node ${extensionPath}/hooks/guard.js", "timeout": 30000}]}]}}`,
-		"hooks/guard.js":   guardHook,
-		"servers/notes.js": notesServer,
-		"agents/notetaker.md": "---\nname: notetaker\ndescription: Looks notes up in the notebook.\nmcp_servers:\n  notes:\n    command: node\n    args:\n      - ${extensionPath}/servers/notes.js\n---\n" +
-			"You look notes up with the notes server's lookup_note tool, then complete the task with what it said.\n",
-	} {
-		writeFile(t, filepath.Join(src, filepath.FromSlash(rel)), body, 0o644)
-	}
+	src := writeNotebook(t, f)
 	if unprivileged {
 		asUnprivileged(t, f)
 	}
@@ -308,7 +297,40 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 		fakemodel.Call("complete_task", map[string]any{"result": result}),
 		fakemodel.Text("All done."),
 	)
+	seenHooks, report := runNotebook(t, ctx, cancel, f, node, interop, model)
+	checkNotebookTurns(t, f, model, result, seenHooks, report)
+	checkHookRefusalsKept(t, f)
 
+	if out, err := f.gemkit("extensions", "sandbox", "notebook", "--off"); err != nil {
+		t.Fatalf("--off: %v\n%s", err, out)
+	}
+	if after, _ := os.ReadFile(settings); string(after) != string(before) {
+		t.Errorf("after --off the settings are:\n%s\nwant:\n%s", after, before)
+	}
+}
+
+// writeNotebook writes the notebook extension's source: a BeforeTool
+// hook (guard.js) and an agent (notetaker) with an MCP server of its own.
+func writeNotebook(t *testing.T, f *fixture) (src string) {
+	src = filepath.Join(f.root, "src", "notebook")
+	for rel, body := range map[string]string{
+		"gemini-extension.json": hookedManifest,
+		"hooks/hooks.json": `{"hooks": {"BeforeTool": [{"matcher": "write_file|run_shell_command", "hooks": [
+			{"type": "command", "command": "node ${extensionPath}/hooks/guard.js", "timeout": 30000}]}]}}`,
+		"hooks/guard.js":   guardHook,
+		"servers/notes.js": notesServer,
+		"agents/notetaker.md": "---\nname: notetaker\ndescription: Looks notes up in the notebook.\nmcp_servers:\n  notes:\n    command: node\n    args:\n      - ${extensionPath}/servers/notes.js\n---\n" +
+			"You look notes up with the notes server's lookup_note tool, then complete the task with what it said.\n",
+	} {
+		writeFile(t, filepath.Join(src, filepath.FromSlash(rel)), body, 0o644)
+	}
+	return src
+}
+
+// runNotebook runs gemini headless with model (ending ctx with cancel
+// once it ends) and checks that every run of the hook and of the agent's
+// server was sandboxed; it returns the hooks seen and the run's report.
+func runNotebook(t *testing.T, ctx context.Context, cancel context.CancelFunc, f *fixture, node, interop string, model *fakemodel.Server) (map[string]string, func() string) {
 	hooks := watchLive("guard.js", f.bin, f.root)
 	servers := watchServers(f, "notes.js")
 	// Each run of the hook waits until its process has been seen, so that
@@ -337,7 +359,14 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	}
 	allSandboxed(t, seenHooks, 2)
 	allSandboxed(t, seenServers, 1)
+	return seenHooks, report
+}
 
+// checkNotebookTurns checks what the model was sent: the hook allowed
+// write_file and denied the shell from its sandbox; the sub-agent was
+// offered its server's tool through gemkit and its answer reached the
+// main agent as result.
+func checkNotebookTurns(t *testing.T, f *fixture, model *fakemodel.Server, result string, seenHooks map[string]string, report func() string) {
 	turns := model.Turns()
 	if len(turns) != 6 {
 		t.Fatalf("%d model turns, want 6\n%s", len(turns), report())
@@ -380,8 +409,11 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	if got := fmt.Sprint(gen(5).FunctionResponses()); !strings.Contains(got, result) {
 		t.Errorf("the main agent did not get the sub-agent's result: %s", got)
 	}
+}
 
-	// The refusals are kept for doctor, with the commands that allow them.
+// checkHookRefusalsKept: the hook's refusals are kept for doctor, with
+// the commands that allow them.
+func checkHookRefusalsKept(t *testing.T, f *fixture) {
 	path, _ := extmcp.RefusalsPath(map[string]string{"HOME": f.home})
 	rs, err := extmcp.ReadRefusals(path)
 	if err != nil {
@@ -402,13 +434,6 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	}
 	if out, _ := f.gemkit("extensions", "doctor"); !strings.Contains(out, "hook BeforeTool-1 was refused") {
 		t.Errorf("doctor does not tell the hook's refusals:\n%s", out)
-	}
-
-	if out, err := f.gemkit("extensions", "sandbox", "notebook", "--off"); err != nil {
-		t.Fatalf("--off: %v\n%s", err, out)
-	}
-	if after, _ := os.ReadFile(settings); string(after) != string(before) {
-		t.Errorf("after --off the settings are:\n%s\nwant:\n%s", after, before)
 	}
 }
 

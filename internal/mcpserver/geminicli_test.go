@@ -189,6 +189,26 @@ func TestGeminiCLISetUp(t *testing.T) {
 		t.Fatalf("%s: %v\n%s", strings.Join(setUp, " "), err, out)
 	}
 
+	p := startGeminiPane(t, f, tmux, env)
+	trustFolder(t, f, p)
+	p.wait("Gemini CLI with gemkit connected", func(s string) bool {
+		return strings.Contains(s, "Type your message") && strings.Contains(s, "1 MCP server")
+	})
+	refusedThenGranted(t, f, p, model)
+	grantedInShellMode(t, f, p)
+	p.kill()
+	headlessTrusted(t, f, bin, env)
+}
+
+// pane is Gemini CLI's terminal interface in a tmux session of its own.
+type pane struct {
+	t          *testing.T
+	tmux, sock string
+}
+
+// startGeminiPane starts gemini in the workspace in a tmux pane, with env
+// exported.
+func startGeminiPane(t *testing.T, f *fixture, tmux string, env []string) *pane {
 	var script strings.Builder
 	script.WriteString("cd '" + f.ws + "'\n")
 	for _, kv := range env {
@@ -207,85 +227,97 @@ func TestGeminiCLISetUp(t *testing.T) {
 	script.WriteString("unset CI GITHUB_ACTIONS SANDBOX GEMINI_CLI_NO_RELAUNCH\n")
 	script.WriteString("gemini; echo \"[gemini exited with status $?]\"; exec sleep 600\n")
 	writeFile(t, filepath.Join(f.root, "gemini.sh"), script.String(), 0o755)
-	sock := filepath.Join(f.root, "tmux.sock")
-	run := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+	p := &pane{t: t, tmux: tmux, sock: filepath.Join(f.root, "tmux.sock")}
+	p.run("new-session", "-d", "-s", "g", "-x", "160", "-y", "60", filepath.Join(f.root, "gemini.sh"))
+	t.Cleanup(p.kill)
+	return p
+}
+
+// run runs a tmux command on the pane's server.
+func (p *pane) run(args ...string) string {
+	out, err := exec.Command(p.tmux, append([]string{"-S", p.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	run("new-session", "-d", "-s", "g", "-x", "160", "-y", "60", filepath.Join(f.root, "gemini.sh"))
-	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
-	screen := func() string { return run("capture-pane", "-p", "-J", "-t", "g") }
-	wait := func(what string, cond func(string) bool) string {
-		t.Helper()
-		// The real Gemini CLI's screen in tmux changes with no event to
-		// wait on.
-		var s string
-		if !gemkittest.Poll(2*time.Minute, 200*time.Millisecond, func() bool {
-			s = screen()
-			if cond(s) {
-				return true
-			}
-			if strings.Contains(s, "[gemini exited with status") {
-				t.Fatalf("gemini ended while waiting for %s; screen:\n%s", what, s)
-			}
-			return false
-		}) {
-			t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+	return string(out)
+}
+
+// kill ends the tmux server, and gemini with it.
+func (p *pane) kill() { exec.Command(p.tmux, "-S", p.sock, "kill-server").Run() }
+
+func (p *pane) screen() string { return p.run("capture-pane", "-p", "-J", "-t", "g") }
+
+// wait waits for a screen cond holds of, and fails at once if gemini
+// ended meanwhile.
+func (p *pane) wait(what string, cond func(string) bool) string {
+	p.t.Helper()
+	// The real Gemini CLI's screen in tmux changes with no event to
+	// wait on.
+	var s string
+	if !gemkittest.Poll(2*time.Minute, 200*time.Millisecond, func() bool {
+		s = p.screen()
+		if cond(s) {
+			return true
 		}
-		return s
+		if strings.Contains(s, "[gemini exited with status") {
+			p.t.Fatalf("gemini ended while waiting for %s; screen:\n%s", what, s)
+		}
+		return false
+	}) {
+		p.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
 	}
-	// typeLine types s at the prompt, then Enter apart once s shows (sent
-	// together they read as a paste), and again until the input line lets
-	// go of s: on a loaded machine a key can come before the input takes
-	// it. The input line is the last line starting with > (or !, in
-	// shell mode) above the footer.
-	input := func(scr string) string {
-		lines := strings.Split(scr, "\n")
-		for i := len(lines) - 1; i >= 0; i-- {
-			if strings.Contains(lines[i], "workspace (/directory)") {
-				for j := i - 1; j >= 0; j-- {
-					if l := strings.TrimSpace(lines[j]); strings.HasPrefix(l, ">") || strings.HasPrefix(l, "!") {
-						return lines[j]
-					}
+	return s
+}
+
+// inputLine is the screen's input line: the last line starting with >
+// (or !, in shell mode) above the footer.
+func inputLine(scr string) string {
+	lines := strings.Split(scr, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "workspace (/directory)") {
+			for j := i - 1; j >= 0; j-- {
+				if l := strings.TrimSpace(lines[j]); strings.HasPrefix(l, ">") || strings.HasPrefix(l, "!") {
+					return lines[j]
 				}
 			}
 		}
-		return ""
 	}
-	typeLine := func(s string) {
-		t.Helper()
-		run("send-keys", "-t", "g", "-l", s)
-		wait("the typed line", func(scr string) bool { return strings.Contains(input(scr), s) })
-		var sent time.Time
-		wait("the line to be sent", func(scr string) bool {
-			if !strings.Contains(input(scr), s) {
-				return true
-			}
-			if time.Since(sent) > 2*time.Second {
-				run("send-keys", "-t", "g", "Enter")
-				sent = time.Now()
-			}
-			return false
-		})
-	}
-	ready := func(s string) bool {
-		return strings.Contains(s, "Type your message") && strings.Contains(s, "1 MCP server")
-	}
+	return ""
+}
 
-	wait("the folder-trust question", func(s string) bool { return strings.Contains(s, "● 1. Trust folder") })
-	// 1. Trust folder; Gemini CLI restarts. The question is drawn before
-	// it takes keys: give it a moment, and press Enter again only when it
-	// is still there.
+// typeLine types s at the prompt, then Enter apart once s shows (sent
+// together they read as a paste), and again until the input line lets
+// go of s: on a loaded machine a key can come before the input takes it.
+func (p *pane) typeLine(s string) {
+	p.t.Helper()
+	p.run("send-keys", "-t", "g", "-l", s)
+	p.wait("the typed line", func(scr string) bool { return strings.Contains(inputLine(scr), s) })
+	var sent time.Time
+	p.wait("the line to be sent", func(scr string) bool {
+		if !strings.Contains(inputLine(scr), s) {
+			return true
+		}
+		if time.Since(sent) > 2*time.Second {
+			p.run("send-keys", "-t", "g", "Enter")
+			sent = time.Now()
+		}
+		return false
+	})
+}
+
+// trustFolder answers Gemini CLI's folder-trust question with 1. Trust
+// folder, and waits for it to restart trusted.
+func trustFolder(t *testing.T, f *fixture, p *pane) {
+	p.wait("the folder-trust question", func(s string) bool { return strings.Contains(s, "● 1. Trust folder") })
+	// Gemini CLI restarts. The question is drawn before it takes keys:
+	// give it a moment, and press Enter again only when it is still there.
 	trust := time.Now()
-	wait("Gemini CLI to restart trusted", func(s string) bool {
+	p.wait("Gemini CLI to restart trusted", func(s string) bool {
 		if strings.Contains(s, "restarting to apply the trust changes") {
 			return true
 		}
 		if strings.Contains(s, "● 1. Trust folder") && time.Since(trust) > 2*time.Second {
-			run("send-keys", "-t", "g", "Enter")
+			p.run("send-keys", "-t", "g", "Enter")
 			trust = time.Now()
 		} else if strings.TrimSpace(s) == "" {
 			// A blank screen is one between two of Gemini CLI's draws
@@ -303,11 +335,16 @@ func TestGeminiCLISetUp(t *testing.T) {
 		}
 		return false
 	})
-	wait("Gemini CLI with gemkit connected", ready)
+}
 
-	typeLine("say hello with the gated tool")
-	wait("the end of the first turn", func(s string) bool { return strings.Contains(s, "TURN1_DONE") })
-	s := screen()
+// refusedThenGranted: a call without consent shows gemkit's refusal;
+// the model's own grant is asked about by Gemini CLI, then waits for the
+// person to type the name, recording nothing meanwhile; typed, the tool
+// runs and its output reaches the model.
+func refusedThenGranted(t *testing.T, f *fixture, p *pane, model *fakemodel.Server) {
+	p.typeLine("say hello with the gated tool")
+	p.wait("the end of the first turn", func(s string) bool { return strings.Contains(s, "TURN1_DONE") })
+	s := p.screen()
 	for _, want := range []string{"gated_hello (gemkit MCP Server)", "Not run: extension gated needs the person's consent before its tools run", "do not run", "that command yourself"} {
 		if !strings.Contains(boxText(s), want) {
 			t.Errorf("the refusal is not on screen (%q):\n%s", want, s)
@@ -321,21 +358,21 @@ func TestGeminiCLISetUp(t *testing.T) {
 		t.Errorf("gemini did not offer gemkit's tools: %s", names)
 	}
 
-	typeLine("grant it yourself")
-	wait("Gemini CLI's question before the shell command", func(s string) bool { return strings.Contains(s, "Allow execution of [Shell]?") })
-	run("send-keys", "-t", "g", "Enter") // Allow once
-	wait("gemkit's question", func(s string) bool {
+	p.typeLine("grant it yourself")
+	p.wait("Gemini CLI's question before the shell command", func(s string) bool { return strings.Contains(s, "Allow execution of [Shell]?") })
+	p.run("send-keys", "-t", "g", "Enter") // Allow once
+	p.wait("gemkit's question", func(s string) bool {
 		return strings.Contains(boxText(s), "Only you can agree: type gated and Enter") && strings.Contains(s, "awaiting input")
 	})
 	if consented(t, f) {
 		t.Fatal("the model's command recorded consent before the person answered")
 	}
-	run("send-keys", "-t", "g", "Tab")
-	wait("the shell focused", func(s string) bool { return strings.Contains(s, "Shift+Tab to unfocus") })
-	run("send-keys", "-t", "g", "-l", "gated")
-	wait("the name typed into the shell", func(s string) bool { return strings.Contains(s, "to refuse: gated") })
-	run("send-keys", "-t", "g", "Enter")
-	wait("the end of the second turn", func(s string) bool { return strings.Contains(s, "TURN2_DONE") })
+	p.run("send-keys", "-t", "g", "Tab")
+	p.wait("the shell focused", func(s string) bool { return strings.Contains(s, "Shift+Tab to unfocus") })
+	p.run("send-keys", "-t", "g", "-l", "gated")
+	p.wait("the name typed into the shell", func(s string) bool { return strings.Contains(s, "to refuse: gated") })
+	p.run("send-keys", "-t", "g", "Enter")
+	p.wait("the end of the second turn", func(s string) bool { return strings.Contains(s, "TURN2_DONE") })
 	if !consented(t, f) {
 		t.Fatal("the name typed by the person recorded no consent")
 	}
@@ -352,30 +389,35 @@ func TestGeminiCLISetUp(t *testing.T) {
 	if !strings.Contains(out, `hello\n`) {
 		t.Errorf("the tool's output after consent did not reach the model: %s", out)
 	}
+}
 
-	// The person's own way without leaving Gemini CLI, as docs/mcp.md
-	// gives it: ! and the command at its prompt, Tab, the name.
+// grantedInShellMode: the person's own way without leaving Gemini CLI,
+// as docs/mcp.md gives it: ! and the command at its prompt, Tab, the
+// name.
+func grantedInShellMode(t *testing.T, f *fixture, p *pane) {
 	if out, err := f.gemkit("extensions", "consent", "gated", "--revoke"); err != nil {
 		t.Fatalf("revoke: %v\n%s", err, out)
 	}
-	run("send-keys", "-t", "g", "-l", "!")
-	wait("shell mode", func(s string) bool { return strings.Contains(s, "shell mode enabled") })
-	typeLine("gemkit extensions consent gated --grant")
-	wait("gemkit's question in shell mode", func(s string) bool {
+	p.run("send-keys", "-t", "g", "-l", "!")
+	p.wait("shell mode", func(s string) bool { return strings.Contains(s, "shell mode enabled") })
+	p.typeLine("gemkit extensions consent gated --grant")
+	p.wait("gemkit's question in shell mode", func(s string) bool {
 		return strings.Contains(s, "Shell Command gemkit extensions consent gated --grant") && strings.Contains(s, "awaiting input")
 	})
-	run("send-keys", "-t", "g", "Tab")
-	wait("the shell focused", func(s string) bool { return strings.Contains(s, "Shift+Tab to unfocus") })
-	run("send-keys", "-t", "g", "-l", "gated")
-	wait("the name typed into the shell", func(s string) bool { return strings.Count(s, "to refuse: gated") == 2 })
-	run("send-keys", "-t", "g", "Enter")
-	wait("the grant", func(s string) bool { return strings.Count(s, "Consent given to gated as it is now") == 2 })
+	p.run("send-keys", "-t", "g", "Tab")
+	p.wait("the shell focused", func(s string) bool { return strings.Contains(s, "Shift+Tab to unfocus") })
+	p.run("send-keys", "-t", "g", "-l", "gated")
+	p.wait("the name typed into the shell", func(s string) bool { return strings.Count(s, "to refuse: gated") == 2 })
+	p.run("send-keys", "-t", "g", "Enter")
+	p.wait("the grant", func(s string) bool { return strings.Count(s, "Consent given to gated as it is now") == 2 })
 	if !consented(t, f) {
 		t.Fatal("the name typed in shell mode recorded no consent")
 	}
-	exec.Command(tmux, "-S", sock, "kill-server").Run()
+}
 
-	// gemini -p in the folder now trusted.
+// headlessTrusted: gemini -p in the folder now trusted offers the model
+// gemkit's tools.
+func headlessTrusted(t *testing.T, f *fixture, bin string, env []string) {
 	headless, err := fakemodel.Start(fakemodel.Text("HEADLESS_DONE"))
 	if err != nil {
 		t.Fatal(err)

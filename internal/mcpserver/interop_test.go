@@ -88,6 +88,16 @@ func runHTTP(t *testing.T, f *fixture, env []string, args ...string) (stdout *bu
 }
 
 func checkSession(t *testing.T, f *fixture, c *sdkClient) {
+	checkTools(t, f, c)
+	checkDocs(t, c)
+	checkCancel(t, c)
+	checkInstall(t, f, c)
+}
+
+// checkTools: the instructions summarise the extensions, and their tools
+// are listed and answer as results: output, bad arguments, a failure,
+// the sandbox's denial, a consent missing.
+func checkTools(t *testing.T, f *fixture, c *sdkClient) {
 	if !strings.Contains(c.instructions, "`demo_count(word: string, times: integer)`: Repeats a word.") ||
 		!strings.Contains(c.instructions, "`guide`: How the demo tools work.") ||
 		!strings.Contains(c.instructions, "  - **Skills**:\n    - `triage`: Sort incoming bug reports by severity.\n") {
@@ -145,8 +155,12 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 		!strings.Contains(res.text(), "gemkit extensions consent gated --grant") || !strings.Contains(res.text(), "do not run that command yourself") {
 		t.Errorf("missing consent: %+v", res)
 	}
+}
 
-	res = c.call(map[string]any{"op": "callTool", "name": "read_doc", "args": map[string]any{"extension": "demo", "name": "guide"}})
+// checkDocs: an extension's docs and skills are read with read_doc and
+// as resources.
+func checkDocs(t *testing.T, c *sdkClient) {
+	res := c.call(map[string]any{"op": "callTool", "name": "read_doc", "args": map[string]any{"extension": "demo", "name": "guide"}})
 	if res.IsError || res.text() != guideText {
 		t.Errorf("read_doc: %+v", res)
 	}
@@ -180,10 +194,12 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 			t.Errorf("resource %s: %+v", resources[i].URI, read)
 		}
 	}
+}
 
-	// A long call reports its progress to a client that sent a
-	// progressToken; cancelling a call kills the tool; the server goes on
-	// serving.
+// checkCancel: a long call reports its progress to a client that sent
+// a progressToken; cancelling a call kills the tool; the server goes on
+// serving.
+func checkCancel(t *testing.T, c *sdkClient) {
 	var cancelled struct {
 		Cancelled bool
 		Progress  []struct {
@@ -223,16 +239,21 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 	if n := sleepers(); n > 0 {
 		t.Errorf("%d processes of the cancelled tool are still running", n)
 	}
-	res = c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "again", "times": 1}})
+	res := c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "again", "times": 1}})
 	if res.IsError {
 		t.Errorf("call after a cancel: %+v", res)
 	}
+}
 
+// checkInstall: an extension installed while the server runs appears,
+// announced, and disabling it takes it away again.
+func checkInstall(t *testing.T, f *fixture, c *sdkClient) {
 	// An extension installed while the server runs appears, announced.
 	f.link(t, "later", `{"name": "later", "version": "1.0.0",
 	 "tools": [{"name": "ping", "description": "Answers pong.", "executable": "tools/ping.sh", "runtime": "shell"}]}`,
 		map[string]string{"tools/ping.sh": "echo pong\n"})
 	c.do(map[string]any{"op": "waitToolsChanged", "after": 0, "timeoutMs": 30000}, nil)
+	var tools []listedTool
 	c.do(map[string]any{"op": "listTools"}, &tools)
 	found := false
 	for _, tl := range tools {
@@ -241,7 +262,7 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 	if !found {
 		t.Fatalf("later_ping is not listed after the install: %+v", tools)
 	}
-	res = c.call(map[string]any{"op": "callTool", "name": "later_ping"})
+	res := c.call(map[string]any{"op": "callTool", "name": "later_ping"})
 	if res.IsError || res.text() != "pong\n" {
 		t.Errorf("new tool: %+v", res)
 	}

@@ -172,8 +172,16 @@ func initWith(id string) string { return strings.Replace(initLine, "%s", id, 1) 
 func TestServeStdioOutOfOrder(t *testing.T) {
 	t.Parallel()
 	s := orderServer(t)
-	// A first session lists the tools, as a client's does, so that the
-	// stdio fast path could answer the next ones (fastList).
+	listedOnce(t, s)
+	for _, tc := range outOfOrderCases() {
+		t.Run(tc.name, func(t *testing.T) { playSteps(t, s, tc.steps) })
+	}
+}
+
+// listedOnce runs a first session that lists the tools, as a client's
+// does, so that the stdio fast path could answer the next ones
+// (fastList).
+func listedOnce(t *testing.T, s *Server) {
 	first := serveStdio(t, s)
 	first.send(initWith("1"))
 	first.next()
@@ -183,70 +191,79 @@ func TestServeStdioOutOfOrder(t *testing.T) {
 	if first.close(); !s.serversListed() || s.toolsList.Load() == nil {
 		t.Fatal("the tools were listed, and the fast path has no list")
 	}
-	// want per line: "" no answer, "result", or "error" with words the
-	// message holds after a colon.
-	type step struct{ send, want string }
-	for _, tc := range []struct {
-		name  string
-		steps []step
-	}{
-		{"a second initialize", []step{
+}
+
+// stdioStep is a line sent and what it wants: "" no answer, "result", or
+// "error" with words the message holds after a colon.
+type stdioStep struct{ send, want string }
+
+// stdioCase is a session of its own, named.
+type stdioCase struct {
+	name  string
+	steps []stdioStep
+}
+
+// outOfOrderCases are sessions whose lines come out of the order a
+// client keeps, or are not for the server at all.
+func outOfOrderCases() []stdioCase {
+	return []stdioCase{
+		{"a second initialize", []stdioStep{
 			{initWith("1"), "result"}, {initializedLine, ""},
 			{initWith("2"), `error:duplicate "initialize"`},
 			{`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "result"},
 		}},
-		{"a second initialize before initialized", []step{
+		{"a second initialize before initialized", []stdioStep{
 			{initWith("1"), "result"}, {initWith("2"), `error:duplicate "initialize"`},
 		}},
-		{"tools/list before initialize", []step{
+		{"tools/list before initialize", []stdioStep{
 			{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "error:invalid during session initialization"},
 			{initWith("2"), "result"}, {initializedLine, ""},
 			{`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "result"},
 		}},
-		{"requests the SDK lets through before initialize", []step{
+		{"requests the SDK lets through before initialize", []stdioStep{
 			{`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`, "error:invalid during session initialization"},
 			{`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"gemkit-doc://e/guide"}}`, "error:invalid during session initialization"},
 			{`{"jsonrpc":"2.0","id":3,"method":"resources/unsubscribe","params":{"uri":"gemkit-doc://e/guide"}}`, "error:invalid during session initialization"},
 			{initWith("4"), "result"},
 			{`{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"debug"}}`, "result"},
 		}},
-		{"initialized before initialize, then calls", []step{
+		{"initialized before initialize, then calls", []stdioStep{
 			{initializedLine, ""},
 			{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_doc","arguments":{"extension":"e","name":"guide"}}}`, "error:invalid during session initialization"},
 			{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "error:invalid during session initialization"},
 			{initWith("3"), "result"}, {initializedLine, ""},
 			{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_doc","arguments":{"extension":"e","name":"guide"}}}`, "result"},
 		}},
-		{"initialized twice", []step{
+		{"initialized twice", []stdioStep{
 			{initWith("1"), "result"}, {initializedLine, ""}, {initializedLine, ""},
 			{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "result"},
 		}},
-		{"initialized with an id", []step{
+		{"initialized with an id", []stdioStep{
 			{initWith("1"), "result"},
 			{`{"jsonrpc":"2.0","id":2,"method":"notifications/initialized"}`, "error:unexpected id"},
 		}},
-		{"initialize with bad params, then a good one", []step{
+		{"initialize with bad params, then a good one", []stdioStep{
 			{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, "error:params"},
 			{`{"jsonrpc":"2.0","id":2,"method":"initialize","params":null}`, "error:params"},
 			{`{"jsonrpc":"2.0","id":3,"method":"initialize","params":[1]}`, "error:cannot unmarshal"},
 			{initWith("4"), "result"},
 		}},
-		{"server/discover after initialize", []step{
+		{"server/discover after initialize", []stdioStep{
 			{initWith("1"), "result"}, {initializedLine, ""},
 			{`{"jsonrpc":"2.0","id":2,"method":"server/discover"}`, "error:server/discover"},
 			{`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + modernMeta + `}}`, "error:began with initialize"},
 			{`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, "result"},
 		}},
-		{"server/discover after an initialize of a later revision", []step{
+		{"server/discover after an initialize of a later revision", []stdioStep{
 			{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "result"},
 			{`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{` + modernMeta + `}}`, "error:began with initialize"},
 		}},
-		{"initialize after server/discover", []step{
+		{"initialize after server/discover", []stdioStep{
 			{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}`, "result"},
 			{initWith("2"), `error:duplicate "initialize"`},
 			{`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + modernMeta + `}}`, "result"},
 		}},
-		{"answers to requests never sent, cancels of unknown ids", []step{
+		{"answers to requests never sent, cancels of unknown ids", []stdioStep{
 			{`{"jsonrpc":"2.0","id":99,"result":{}}`, ""},
 			{`{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":"no"}}`, ""},
 			{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}`, ""},
@@ -257,43 +274,45 @@ func TestServeStdioOutOfOrder(t *testing.T) {
 			{`{"jsonrpc":"2.0","method":"notifications/cancelled"}`, ""},
 			{`{"jsonrpc":"2.0","method":"notifications/nosuch"}`, ""},
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := serveStdio(t, s)
-			for _, st := range tc.steps {
-				r.send(st.send)
-				if st.want == "" {
-					continue
-				}
-				a := readAnswer(r.next())
-				id := string(a.ID)
-				if want := sendID(st.send); id != want {
-					t.Fatalf("%s: answered under id %s, want %s", st.send, id, want)
-				}
-				kind, words, _ := strings.Cut(st.want, ":")
-				switch {
-				case kind == "result" && (a.Error != nil || a.Result == nil):
-					t.Errorf("%s: answered %+v, want a result", st.send, a.Error)
-				case kind == "error" && (a.Error == nil || !strings.Contains(a.Error.Message, words)):
-					t.Errorf("%s: answered %s %+v, want an error saying %q", st.send, a.Result, a.Error, words)
-				}
-			}
-			// The session goes on: a ping is answered, and nothing
-			// came before its answer (a notification answered).
-			r.send(`{"jsonrpc":"2.0","id":"last","method":"ping"}`)
-			if a := readAnswer(r.next()); string(a.ID) != `"last"` || a.Error != nil {
-				t.Errorf("the ping after it was answered %s %+v (id %s)", a.Result, a.Error, a.ID)
-			}
-			rest, err := r.close()
-			for _, l := range rest {
-				if readAnswer(l).Method == "" {
-					t.Errorf("an answer after the last: %s", l)
-				}
-			}
-			if err != nil {
-				t.Errorf("the session ended with %v", err)
-			}
-		})
+	}
+}
+
+// playSteps sends steps in a session of their own and checks each
+// answer; the session then goes on, answering a ping and nothing else.
+func playSteps(t *testing.T, s *Server, steps []stdioStep) {
+	r := serveStdio(t, s)
+	for _, st := range steps {
+		r.send(st.send)
+		if st.want == "" {
+			continue
+		}
+		a := readAnswer(r.next())
+		id := string(a.ID)
+		if want := sendID(st.send); id != want {
+			t.Fatalf("%s: answered under id %s, want %s", st.send, id, want)
+		}
+		kind, words, _ := strings.Cut(st.want, ":")
+		switch {
+		case kind == "result" && (a.Error != nil || a.Result == nil):
+			t.Errorf("%s: answered %+v, want a result", st.send, a.Error)
+		case kind == "error" && (a.Error == nil || !strings.Contains(a.Error.Message, words)):
+			t.Errorf("%s: answered %s %+v, want an error saying %q", st.send, a.Result, a.Error, words)
+		}
+	}
+	// The session goes on: a ping is answered, and nothing
+	// came before its answer (a notification answered).
+	r.send(`{"jsonrpc":"2.0","id":"last","method":"ping"}`)
+	if a := readAnswer(r.next()); string(a.ID) != `"last"` || a.Error != nil {
+		t.Errorf("the ping after it was answered %s %+v (id %s)", a.Result, a.Error, a.ID)
+	}
+	rest, err := r.close()
+	for _, l := range rest {
+		if readAnswer(l).Method == "" {
+			t.Errorf("an answer after the last: %s", l)
+		}
+	}
+	if err != nil {
+		t.Errorf("the session ended with %v", err)
 	}
 }
 

@@ -521,31 +521,57 @@ func retried(m Model, w *waits, r Retry) Model {
 
 // TestRetries: retries as Gemini CLI does them (issue item 1).
 func TestRetries(t *testing.T) {
-	// Gemini's 429 with google.rpc details, as ai.google.dev's rate-limit
-	// errors carry them (googleQuotaErrors.ts reads the same fields).
-	rpc := func(quotaID, delay, extra string) string {
-		return `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.` + extra + `","status":"RESOURCE_EXHAUSTED","details":[` +
-			`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"` + quotaID + `","quotaDimensions":{"location":"global","model":"gemini-2.5-flash"},"quotaValue":"10"}]},` +
-			`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"` + delay + `"}]}}`
+	for _, c := range retryCases() {
+		t.Run(c.name, func(t *testing.T) { checkRetryCase(t, c) })
 	}
-	perMinute := "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
-	perDay := "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
-	overloaded := `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`
-	malformed := sse(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"MALFORMED_FUNCTION_CALL","index":0}]}` + "\r\n\r\n")
-	cases := []struct {
-		name     string
-		openai   bool
-		steps    []step
-		ok       bool
-		requests int
-		// the waits, each within [lo, hi]
-		waits [][2]time.Duration
-	}{
-		{"RetryInfo 38s", false, []step{status(429, "application/json", nil, rpc(perMinute, "38s", "")), sse(geminiOK)},
+	t.Run("mid-stream after backoff", retryMidStreamAfterBackoff)
+	t.Run("bounded total wait", retryBoundedTotalWait)
+	t.Run("refused, every attempt", retryRefusedEveryAttempt)
+	t.Run("first wait over the cap", retryFirstWaitOverCap)
+	t.Run("max attempts 1", retryMaxAttempts1)
+	t.Run("cancel stops the wait", retryCancelStopsWait)
+}
+
+// quotaRPC is Gemini's 429 with google.rpc details, as ai.google.dev's
+// rate-limit errors carry them (googleQuotaErrors.ts reads the same
+// fields).
+func quotaRPC(quotaID, delay, extra string) string {
+	return `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.` + extra + `","status":"RESOURCE_EXHAUSTED","details":[` +
+		`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"` + quotaID + `","quotaDimensions":{"location":"global","model":"gemini-2.5-flash"},"quotaValue":"10"}]},` +
+		`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"` + delay + `"}]}}`
+}
+
+// The quotas a 429 names, and the answers that fail a request.
+const (
+	quotaPerMinute = "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
+	quotaPerDay    = "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
+	overloadedBody = `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`
+)
+
+// malformedStream is a stream Gemini ends with MALFORMED_FUNCTION_CALL.
+var malformedStream = sse(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"MALFORMED_FUNCTION_CALL","index":0}]}` + "\r\n\r\n")
+
+// retryCase is one server's answers to a request and what the retries
+// make of them.
+type retryCase struct {
+	name     string
+	openai   bool
+	steps    []step
+	ok       bool
+	requests int
+	// the waits, each within [lo, hi]
+	waits [][2]time.Duration
+}
+
+// retryCases are the failures gemkit retries, or does not, as Gemini
+// CLI and the providers' SDKs do.
+func retryCases() []retryCase {
+	return []retryCase{
+		{"RetryInfo 38s", false, []step{status(429, "application/json", nil, quotaRPC(quotaPerMinute, "38s", "")), sse(geminiOK)},
 			true, 2, [][2]time.Duration{{38 * time.Second, 38 * time.Second * 12 / 10}}},
-		{"per-day quota is final", false, []step{status(429, "application/json", nil, rpc(perDay, "38s", "")), sse(geminiOK)},
+		{"per-day quota is final", false, []step{status(429, "application/json", nil, quotaRPC(quotaPerDay, "38s", "")), sse(geminiOK)},
 			false, 1, nil},
-		{"RetryInfo over 300s is final", false, []step{status(429, "application/json", nil, rpc(perMinute, "301s", "")), sse(geminiOK)},
+		{"RetryInfo over 300s is final", false, []step{status(429, "application/json", nil, quotaRPC(quotaPerMinute, "301s", "")), sse(geminiOK)},
 			false, 1, nil},
 		// googleQuotaErrors.ts: "limit: 0" on a 429 is a quota the project
 		// does not have.
@@ -553,7 +579,7 @@ func TestRetries(t *testing.T) {
 			false, 1, nil},
 		// The same with the RetryInfo Gemini sends beside it: the wait it
 		// names does not make a quota of zero worth waiting for.
-		{"limit: 0 with RetryInfo is final", false, []step{status(429, "application/json", nil, rpc(perMinute, "38s", `\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro`)), sse(geminiOK)},
+		{"limit: 0 with RetryInfo is final", false, []step{status(429, "application/json", nil, quotaRPC(quotaPerMinute, "38s", `\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro`)), sse(geminiOK)},
 			false, 1, nil},
 		// Gemini's OpenAI-compatible endpoint says the wait in words only.
 		{"Please retry in", true, []step{status(429, "application/json", nil, `[{"error":{"code":429,"message":"You exceeded your current quota. Please retry in 12.5s.","status":"RESOURCE_EXHAUSTED"}}]`), sse(openaiOK)},
@@ -564,7 +590,7 @@ func TestRetries(t *testing.T) {
 			true, 2, [][2]time.Duration{{7 * time.Second, 8400 * time.Millisecond}}},
 		// 503 "model is overloaded": retry.ts's backoff, 5 s ±30 %, then
 		// 10 s ±30 %.
-		{"overloaded backoff", false, []step{status(503, "application/json", nil, overloaded), status(503, "application/json", nil, overloaded), sse(geminiOK)},
+		{"overloaded backoff", false, []step{status(503, "application/json", nil, overloadedBody), status(503, "application/json", nil, overloadedBody), sse(geminiOK)},
 			true, 3, [][2]time.Duration{{3500 * time.Millisecond, 6500 * time.Millisecond}, {7 * time.Second, 13 * time.Second}}},
 		// llama.cpp's server started without --jinja refuses a request
 		// with tools for good: oaicompat_chat_params_parse
@@ -583,131 +609,141 @@ func TestRetries(t *testing.T) {
 		{"reset after data", false, []step{reset(`data: {"candidates":[{"content":{"parts":[{"text":"Hal"}]}}]}` + "\r\n\r\n"), reset(`data: {"candidates":[{"content":{"parts":[{"text":"Hal"}]}}]}` + "\r\n\r\n"), sse(geminiOK)},
 			true, 3, [][2]time.Duration{{time.Second, time.Second}, {2 * time.Second, 2 * time.Second}}},
 		// geminiChat.ts: at most 4 attempts for an invalid stream.
-		{"malformed call, 4 attempts", false, []step{malformed, malformed, malformed, malformed, sse(geminiOK)},
+		{"malformed call, 4 attempts", false, []step{malformedStream, malformedStream, malformedStream, malformedStream, sse(geminiOK)},
 			false, 4, [][2]time.Duration{{time.Second, time.Second}, {2 * time.Second, 2 * time.Second}, {4 * time.Second, 4 * time.Second}}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			srv := serveSteps(t, c.steps...)
-			m := modelAt(t, srv.URL, c.openai)
-			var w waits
-			var streamed strings.Builder
-			r, err := retried(m, &w, Retry{}).Generate(context.Background(), hi, func(s string) { streamed.WriteString(s) })
-			if (err == nil) != c.ok || len(srv.requests()) != c.requests {
-				t.Fatalf("reply %+v, error %v, after %d requests; want ok %v after %d", r, err, len(srv.requests()), c.ok, c.requests)
-			}
-			if c.ok && r.Text != "ok" {
-				t.Errorf("reply %+v", r)
-			}
-			if !c.ok && c.requests > 1 && !strings.Contains(err.Error(), fmt.Sprintf("after %d attempts", c.requests)) {
-				t.Errorf("%v does not say how often it was tried", err)
-			}
-			if len(w.d) != len(c.waits) || len(w.on) != len(c.waits) {
-				t.Fatalf("waits %v, want %v", w.d, c.waits)
-			}
-			for i, d := range w.d {
-				if d < c.waits[i][0] || d > c.waits[i][1] || w.on[i].Delay != d || w.on[i].Attempt != i+1 {
-					t.Errorf("wait %d: %v (%+v), want %v", i, d, w.on[i], c.waits[i])
-				}
-			}
-			if c.name == "reset after data" && (!w.on[0].Discarded || streamed.String() != "HalHalok") {
-				t.Errorf("the discarded text: %+v, streamed %q", w.on[0], streamed.String())
-			}
-		})
+}
+
+// checkRetryCase serves c's answers and checks the reply, the requests
+// made and the waits between them.
+func checkRetryCase(t *testing.T, c retryCase) {
+	srv := serveSteps(t, c.steps...)
+	m := modelAt(t, srv.URL, c.openai)
+	var w waits
+	var streamed strings.Builder
+	r, err := retried(m, &w, Retry{}).Generate(context.Background(), hi, func(s string) { streamed.WriteString(s) })
+	if (err == nil) != c.ok || len(srv.requests()) != c.requests {
+		t.Fatalf("reply %+v, error %v, after %d requests; want ok %v after %d", r, err, len(srv.requests()), c.ok, c.requests)
 	}
+	if c.ok && r.Text != "ok" {
+		t.Errorf("reply %+v", r)
+	}
+	if !c.ok && c.requests > 1 && !strings.Contains(err.Error(), fmt.Sprintf("after %d attempts", c.requests)) {
+		t.Errorf("%v does not say how often it was tried", err)
+	}
+	if len(w.d) != len(c.waits) || len(w.on) != len(c.waits) {
+		t.Fatalf("waits %v, want %v", w.d, c.waits)
+	}
+	for i, d := range w.d {
+		if d < c.waits[i][0] || d > c.waits[i][1] || w.on[i].Delay != d || w.on[i].Attempt != i+1 {
+			t.Errorf("wait %d: %v (%+v), want %v", i, d, w.on[i], c.waits[i])
+		}
+	}
+	if c.name == "reset after data" && (!w.on[0].Discarded || streamed.String() != "HalHalok") {
+		t.Errorf("the discarded text: %+v, streamed %q", w.on[0], streamed.String())
+	}
+}
 
-	t.Run("mid-stream after backoff", func(t *testing.T) {
-		// geminiChat.ts's sendMessageStream counts mid-stream attempts in
-		// a loop of its own around retryWithBackoff, which starts its 10
-		// attempts anew for each: three 503s before a stream that breaks
-		// leave all of its mid-stream retries, and the request after the
-		// break backs off from 5 s again.
-		srv := serveSteps(t, status(503, "application/json", nil, overloaded), status(503, "application/json", nil, overloaded),
-			status(503, "application/json", nil, overloaded), malformed, status(503, "application/json", nil, overloaded), sse(geminiOK))
-		var w waits
-		r, err := retried(geminiAt(t, srv.URL), &w, Retry{}).Generate(context.Background(), hi, nil)
-		if err != nil || r.Text != "ok" || len(srv.requests()) != 6 || len(w.on) != 5 {
-			t.Fatalf("reply %+v, error %v, after %d requests and waits %v", r, err, len(srv.requests()), w.d)
+// retryMidStreamAfterBackoff: the mid-stream retries and the backoff
+// count their attempts apart, as Gemini CLI's do.
+func retryMidStreamAfterBackoff(t *testing.T) {
+	// geminiChat.ts's sendMessageStream counts mid-stream attempts in
+	// a loop of its own around retryWithBackoff, which starts its 10
+	// attempts anew for each: three 503s before a stream that breaks
+	// leave all of its mid-stream retries, and the request after the
+	// break backs off from 5 s again.
+	srv := serveSteps(t, status(503, "application/json", nil, overloadedBody), status(503, "application/json", nil, overloadedBody),
+		status(503, "application/json", nil, overloadedBody), malformedStream, status(503, "application/json", nil, overloadedBody), sse(geminiOK))
+	var w waits
+	r, err := retried(geminiAt(t, srv.URL), &w, Retry{}).Generate(context.Background(), hi, nil)
+	if err != nil || r.Text != "ok" || len(srv.requests()) != 6 || len(w.on) != 5 {
+		t.Fatalf("reply %+v, error %v, after %d requests and waits %v", r, err, len(srv.requests()), w.d)
+	}
+	want := []struct {
+		attempt, max int
+		lo, hi       time.Duration
+	}{
+		{1, 10, 3500 * time.Millisecond, 6500 * time.Millisecond},
+		{2, 10, 7 * time.Second, 13 * time.Second},
+		{3, 10, 14 * time.Second, 26 * time.Second},
+		{1, 4, time.Second, time.Second},
+		{1, 10, 3500 * time.Millisecond, 6500 * time.Millisecond},
+	}
+	for i, x := range want {
+		if o := w.on[i]; o.Attempt != x.attempt || o.MaxAttempts != x.max || o.Delay < x.lo || o.Delay > x.hi {
+			t.Errorf("wait %d: %+v, want attempt %d of %d, %v to %v", i, o, x.attempt, x.max, x.lo, x.hi)
 		}
-		want := []struct {
-			attempt, max int
-			lo, hi       time.Duration
-		}{
-			{1, 10, 3500 * time.Millisecond, 6500 * time.Millisecond},
-			{2, 10, 7 * time.Second, 13 * time.Second},
-			{3, 10, 14 * time.Second, 26 * time.Second},
-			{1, 4, time.Second, time.Second},
-			{1, 10, 3500 * time.Millisecond, 6500 * time.Millisecond},
-		}
-		for i, x := range want {
-			if o := w.on[i]; o.Attempt != x.attempt || o.MaxAttempts != x.max || o.Delay < x.lo || o.Delay > x.hi {
-				t.Errorf("wait %d: %+v, want attempt %d of %d, %v to %v", i, o, x.attempt, x.max, x.lo, x.hi)
-			}
-		}
-	})
+	}
+}
 
-	t.Run("bounded total wait", func(t *testing.T) {
-		srv := serveSteps(t, status(429, "application/json", nil, rpc(perMinute, "200s", "")), status(429, "application/json", nil, rpc(perMinute, "200s", "")), sse(geminiOK))
-		var w waits
-		_, err := retried(geminiAt(t, srv.URL), &w, Retry{MaxWait: 5 * time.Minute}).Generate(context.Background(), hi, nil)
-		if err == nil || len(w.d) != 1 || len(srv.requests()) != 2 || !strings.Contains(err.Error(), "after 2 attempts") || !strings.Contains(err.Error(), "--retry-max-wait") {
-			t.Errorf("%v after waits %v", err, w.d)
-		}
-	})
+// retryBoundedTotalWait: a wait past Retry.MaxWait is not waited, and
+// the error names the flag that widens it.
+func retryBoundedTotalWait(t *testing.T) {
+	srv := serveSteps(t, status(429, "application/json", nil, quotaRPC(quotaPerMinute, "200s", "")), status(429, "application/json", nil, quotaRPC(quotaPerMinute, "200s", "")), sse(geminiOK))
+	var w waits
+	_, err := retried(geminiAt(t, srv.URL), &w, Retry{MaxWait: 5 * time.Minute}).Generate(context.Background(), hi, nil)
+	if err == nil || len(w.d) != 1 || len(srv.requests()) != 2 || !strings.Contains(err.Error(), "after 2 attempts") || !strings.Contains(err.Error(), "--retry-max-wait") {
+		t.Errorf("%v after waits %v", err, w.d)
+	}
+}
 
-	t.Run("refused, every attempt", func(t *testing.T) {
-		// retry.ts's ECONNREFUSED: a server that is not up yet.
-		srv := serveSteps(t)
-		url := srv.URL
-		srv.Close()
-		var w waits
-		_, err := retried(openaiAt(t, url), &w, Retry{}).Generate(context.Background(), hi, nil)
-		if !IsKind(err, KindNetwork) || len(w.d) != 9 || !strings.Contains(err.Error(), "could not be reached") || !strings.Contains(err.Error(), "after 10 attempts") {
-			t.Fatalf("%v after waits %v", err, w.d)
+// retryRefusedEveryAttempt: a server that refuses every connection is
+// tried ten times, backing off to the 30 s cap.
+func retryRefusedEveryAttempt(t *testing.T) {
+	// retry.ts's ECONNREFUSED: a server that is not up yet.
+	srv := serveSteps(t)
+	url := srv.URL
+	srv.Close()
+	var w waits
+	_, err := retried(openaiAt(t, url), &w, Retry{}).Generate(context.Background(), hi, nil)
+	if !IsKind(err, KindNetwork) || len(w.d) != 9 || !strings.Contains(err.Error(), "could not be reached") || !strings.Contains(err.Error(), "after 10 attempts") {
+		t.Fatalf("%v after waits %v", err, w.d)
+	}
+	// 5 s doubling to 30 s, each ±30 %.
+	for i, want := range []time.Duration{5, 10, 20, 30, 30, 30, 30, 30, 30} {
+		if lo, hi := want*time.Second*7/10, want*time.Second*13/10; w.d[i] < lo || w.d[i] > hi {
+			t.Errorf("wait %d: %v, want %v ±30%%", i, w.d[i], want*time.Second)
 		}
-		// 5 s doubling to 30 s, each ±30 %.
-		for i, want := range []time.Duration{5, 10, 20, 30, 30, 30, 30, 30, 30} {
-			if lo, hi := want*time.Second*7/10, want*time.Second*13/10; w.d[i] < lo || w.d[i] > hi {
-				t.Errorf("wait %d: %v, want %v ±30%%", i, w.d[i], want*time.Second)
-			}
-		}
-	})
+	}
+}
 
-	t.Run("first wait over the cap", func(t *testing.T) {
-		// --retry-delay 1m: the waits start at a minute and do not
-		// shrink to the 30 s cap after the first.
-		srv := serveSteps(t)
-		url := srv.URL
-		srv.Close()
-		var w waits
-		_, err := retried(openaiAt(t, url), &w, Retry{MaxAttempts: 4, InitialDelay: time.Minute}).Generate(context.Background(), hi, nil)
-		if err == nil || len(w.d) != 3 {
-			t.Fatalf("%v after waits %v", err, w.d)
+// retryFirstWaitOverCap: a first wait over the cap is kept, not shrunk.
+func retryFirstWaitOverCap(t *testing.T) {
+	// --retry-delay 1m: the waits start at a minute and do not
+	// shrink to the 30 s cap after the first.
+	srv := serveSteps(t)
+	url := srv.URL
+	srv.Close()
+	var w waits
+	_, err := retried(openaiAt(t, url), &w, Retry{MaxAttempts: 4, InitialDelay: time.Minute}).Generate(context.Background(), hi, nil)
+	if err == nil || len(w.d) != 3 {
+		t.Fatalf("%v after waits %v", err, w.d)
+	}
+	for i, d := range w.d {
+		if d < 42*time.Second || d > 78*time.Second {
+			t.Errorf("wait %d: %v, want 1m ±30%%", i, d)
 		}
-		for i, d := range w.d {
-			if d < 42*time.Second || d > 78*time.Second {
-				t.Errorf("wait %d: %v, want 1m ±30%%", i, d)
-			}
-		}
-	})
+	}
+}
 
-	t.Run("max attempts 1", func(t *testing.T) {
-		srv := serveSteps(t, status(503, "application/json", nil, overloaded), sse(geminiOK))
-		var w waits
-		_, err := retried(geminiAt(t, srv.URL), &w, Retry{MaxAttempts: 1}).Generate(context.Background(), hi, nil)
-		if !IsKind(err, KindServer) || len(w.d) != 0 {
-			t.Errorf("%v after waits %v", err, w.d)
-		}
-	})
+// retryMaxAttempts1: with one attempt, nothing is waited for.
+func retryMaxAttempts1(t *testing.T) {
+	srv := serveSteps(t, status(503, "application/json", nil, overloadedBody), sse(geminiOK))
+	var w waits
+	_, err := retried(geminiAt(t, srv.URL), &w, Retry{MaxAttempts: 1}).Generate(context.Background(), hi, nil)
+	if !IsKind(err, KindServer) || len(w.d) != 0 {
+		t.Errorf("%v after waits %v", err, w.d)
+	}
+}
 
-	t.Run("cancel stops the wait", func(t *testing.T) {
-		srv := serveSteps(t, status(429, "application/json", nil, rpc(perMinute, "60s", "")), sse(geminiOK))
-		ctx, cancel := context.WithCancel(context.Background())
-		m := WithRetry(geminiAt(t, srv.URL), Retry{OnWait: func(Wait) { cancel() }})
-		start := time.Now()
-		_, err := m.Generate(ctx, hi, nil)
-		if !errors.Is(err, context.Canceled) || time.Since(start) > 30*time.Second || len(srv.requests()) != 1 {
-			t.Errorf("%v after %v and %d requests", err, time.Since(start), len(srv.requests()))
-		}
-	})
+// retryCancelStopsWait: a request cancelled during a wait ends at once.
+func retryCancelStopsWait(t *testing.T) {
+	srv := serveSteps(t, status(429, "application/json", nil, quotaRPC(quotaPerMinute, "60s", "")), sse(geminiOK))
+	ctx, cancel := context.WithCancel(context.Background())
+	m := WithRetry(geminiAt(t, srv.URL), Retry{OnWait: func(Wait) { cancel() }})
+	start := time.Now()
+	_, err := m.Generate(ctx, hi, nil)
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 30*time.Second || len(srv.requests()) != 1 {
+		t.Errorf("%v after %v and %d requests", err, time.Since(start), len(srv.requests()))
+	}
 }
