@@ -6,15 +6,16 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// maxFunctionLines is the most body lines a function of the sandbox's
-// parent side may have: past it a function does several steps that want
-// names of their own (issue 47).
+// maxFunctionLines is the most body lines a function may have, anywhere
+// in the module (tests and benchmarks too): past it a function does
+// several steps that want names of their own (issues 47 and 73).
 const maxFunctionLines = 100
 
 // funcSize is one function or method and its body lines: the lines
@@ -26,7 +27,9 @@ type funcSize struct {
 }
 
 // functionLines returns every function and method declared in the Go
-// files under dir, tests included, with its size.
+// files under dir, tests included, with its size: node_modules,
+// testdata, hidden folders and other modules (a folder with a go.mod of
+// its own) left out.
 func functionLines(t *testing.T, dir string) []funcSize {
 	t.Helper()
 	var out []funcSize
@@ -35,8 +38,14 @@ func functionLines(t *testing.T, dir string) []funcSize {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == "testdata" {
-			return filepath.SkipDir
+		if d.IsDir() && p != dir {
+			name := d.Name()
+			if name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
 		}
 		if d.IsDir() || !strings.HasSuffix(p, ".go") {
 			return nil
@@ -56,8 +65,12 @@ func functionLines(t *testing.T, dir string) []funcSize {
 			}
 			open := fset.Position(fn.Body.Lbrace)
 			shut := fset.Position(fn.Body.Rbrace)
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
 			out = append(out, funcSize{
-				pos:   fmt.Sprintf("%s:%d", filepath.ToSlash(p), fset.Position(fn.Pos()).Line),
+				pos:   fmt.Sprintf("%s:%d", filepath.ToSlash(rel), fset.Position(fn.Pos()).Line),
 				name:  name,
 				lines: max(shut.Line-open.Line-1, 0),
 			})
@@ -86,15 +99,15 @@ func recvName(e ast.Expr) string {
 	return "?"
 }
 
-// TestSandboxFunctionsShort: no function in internal/sandbox or a
-// package below it (the child, netproxy, their tests) has a body over
-// maxFunctionLines lines. The sandbox's parent side is where a reviewer
-// must see every step of a launch; a function that long hides one step
-// inside another. With -v it lists the longest.
-func TestSandboxFunctionsShort(t *testing.T) {
-	fns := functionLines(t, "../sandbox")
-	if len(fns) == 0 {
-		t.Fatal("no functions found under internal/sandbox: has it moved?")
+// TestFunctionsShort: no function of the module (its tests, benchmarks
+// and scripts too) has a body over maxFunctionLines lines. The sandbox's
+// parent side is where a reviewer must see every step of a launch, and
+// every other room is read the same way: a function that long hides one
+// step inside another. With -v it lists the longest.
+func TestFunctionsShort(t *testing.T) {
+	fns := functionLines(t, moduleRoot(t))
+	if !slices.ContainsFunc(fns, func(f funcSize) bool { return strings.HasPrefix(f.pos, "internal/sandbox/") }) {
+		t.Fatal("no functions found under internal/sandbox: has the module moved?")
 	}
 	var bad []string
 	for _, f := range fns {
