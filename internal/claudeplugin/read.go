@@ -1,0 +1,239 @@
+// Package claudeplugin reads Claude Code's plugins as Claude Code 2.1.330
+// reads them: the plugins installed under the person's Claude Code home,
+// their marketplaces, the scopes that enable them, and every part each
+// plugin brings (MCP servers, hooks, LSP servers, monitors, skills,
+// agents, commands). Each part runs unconfined in Claude Code's own
+// process tree; gemkit only shows them for now.
+//
+// The file shapes were learnt by running the real Claude Code 2.1.330
+// offline (`claude plugin marketplace add DIR`, `claude plugin install
+// NAME@MARKET` with a directory marketplace) and from the strings of its
+// binary. Every JSON file is read with agentread (JSON.parse's reading:
+// exact-case keys, the last of a duplicate wins); a file gemkit cannot
+// read as Claude Code does makes the plugin unreadable, with why, never
+// a guess.
+package claudeplugin
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/agentread"
+	"github.com/gemkit/gemkit/internal/fsutil"
+)
+
+// Runs is where every part of a plugin runs now: gemkit has no switch
+// for plugins yet.
+const Runs = "unconfined, in Claude Code's own process tree"
+
+// limit bounds each file read: Claude Code's files are small, and a
+// plugin's folder is the plugin author's.
+const limit = 1 << 20
+
+// Folder is the Claude Code home as Claude Code resolves it:
+// $CLAUDE_CONFIG_DIR, else ~/.claude (ide.AgentClaude).
+func Folder(getenv func(string) string, home, cwd string) string {
+	return ide.AgentClaude.Folder(getenv, home, cwd)
+}
+
+// Plugin is one installed plugin and what it brings.
+type Plugin struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Marketplace string   `json:"marketplace"`
+	Source      string   `json:"marketplaceSource,omitempty"`
+	Version     string   `json:"version,omitempty"`
+	Scope       string   `json:"installScope,omitempty"`
+	Path        string   `json:"installPath,omitempty"`
+	Enabled     []Scope  `json:"enabledIn"`
+	Unreadable  string   `json:"unreadable,omitempty"`
+	Runs        string   `json:"runs"`
+	Servers     []Server `json:"mcpServers"`
+	Hooks       []Hook   `json:"hooks"`
+	LSP         []Server `json:"lspServers"`
+	Monitors    []Server `json:"monitors"`
+	Skills      []string `json:"skills"`
+	Agents      []string `json:"agents"`
+	Commands    []string `json:"commands"`
+}
+
+// Scope is one settings file's word on a plugin (enabledPlugins).
+type Scope struct {
+	Scope   string `json:"scope"`
+	File    string `json:"file"`
+	Enabled bool   `json:"enabled"`
+}
+
+// Server is a command a plugin has Claude Code start: an MCP server, an
+// LSP server or a monitor.
+type Server struct {
+	Name    string   `json:"name"`
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	URL     string   `json:"url,omitempty"`
+}
+
+// Hook is one event's hook commands.
+type Hook struct {
+	Event    string   `json:"event"`
+	Commands []string `json:"commands"`
+}
+
+// Home is what List found: the plugins, and the files that could not be
+// read as Claude Code reads them.
+type Home struct {
+	Dir        string   `json:"dir"`
+	Plugins    []Plugin `json:"plugins"`
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// installed is plugins/installed_plugins.json as Claude Code 2.1.330
+// writes it: {"version":2,"plugins":{"NAME@MARKET":[{"scope":"user",
+// "installPath":…,"version":…,"installedAt":…,"lastUpdated":…}]}}.
+type installed struct {
+	Version float64                 `json:"version"`
+	Plugins map[string][]installRec `json:"plugins"`
+}
+
+type installRec struct {
+	Scope       string `json:"scope"`
+	InstallPath string `json:"installPath"`
+	Version     string `json:"version"`
+	ProjectPath string `json:"projectPath"`
+}
+
+// market is one entry of plugins/known_marketplaces.json:
+// {"NAME":{"source":{"source":"directory","path":…},"installLocation":…}}.
+type market struct {
+	Source struct {
+		Source string `json:"source"`
+		Path   string `json:"path"`
+		Repo   string `json:"repo"`
+		URL    string `json:"url"`
+	} `json:"source"`
+	InstallLocation string `json:"installLocation"`
+}
+
+// readJSON reads name under r into v as JSON.parse would; a missing file
+// is fs.ErrNotExist, anything else that is not Claude Code's reading is
+// an error saying why.
+func readJSON(r *fsutil.Root, name string, v any) error {
+	data, err := r.ReadFile(name, limit)
+	if err != nil {
+		return err
+	}
+	if err := agentread.Unmarshal(data, v, false); err != nil {
+		return fmt.Errorf("%s: %w", r.Path(name), err)
+	}
+	return nil
+}
+
+// List reads the plugins installed under dir (the Claude Code home) and
+// their enablement in the user settings and in project's .claude folder
+// (project may be "").
+func List(dir, project string) (*Home, error) {
+	h := &Home{Dir: dir, Plugins: []Plugin{}}
+	root, err := fsutil.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return h, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var inst installed
+	if err := readJSON(root, "plugins/installed_plugins.json", &inst); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return h, nil
+		}
+		return nil, fmt.Errorf("cannot read the installed plugins as Claude Code does: %w", err)
+	}
+	if inst.Version != 2 {
+		return nil, fmt.Errorf("%s: version %v, not 2 (the form Claude Code 2.1.330 writes): not read", root.Path("plugins/installed_plugins.json"), inst.Version)
+	}
+	var markets map[string]market
+	if err := readJSON(root, "plugins/known_marketplaces.json", &markets); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		h.Unreadable = append(h.Unreadable, err.Error())
+	}
+	scopes, bad := enablements(root, project)
+	h.Unreadable = append(h.Unreadable, bad...)
+	ids := make([]string, 0, len(inst.Plugins))
+	for id := range inst.Plugins {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		for _, rec := range inst.Plugins[id] {
+			h.Plugins = append(h.Plugins, plugin(id, rec, markets, scopes))
+		}
+	}
+	return h, nil
+}
+
+// plugin reads one installation record.
+func plugin(id string, rec installRec, markets map[string]market, scopes []scopeFile) Plugin {
+	p := Plugin{ID: id, Version: rec.Version, Scope: rec.Scope, Path: rec.InstallPath, Runs: Runs, Enabled: []Scope{}}
+	p.Name, p.Marketplace, _ = strings.Cut(id, "@")
+	if m, ok := markets[p.Marketplace]; ok {
+		p.Source = strings.TrimSpace(m.Source.Source + " " + m.Source.Path + m.Source.Repo + m.Source.URL)
+	}
+	for _, s := range scopes {
+		if on, ok := s.plugins[id]; ok {
+			p.Enabled = append(p.Enabled, Scope{Scope: s.scope, File: s.file, Enabled: on})
+		}
+	}
+	if err := readParts(&p); err != nil {
+		p.Unreadable = err.Error()
+	}
+	return p
+}
+
+// scopeFile is one settings file's enabledPlugins.
+type scopeFile struct {
+	scope, file string
+	plugins     map[string]bool
+}
+
+// enablements reads enabledPlugins ({"NAME@MARKET": true}) from the
+// user settings and the project's shared and local ones, in Claude
+// Code's order of precedence (a later file wins).
+func enablements(home *fsutil.Root, project string) ([]scopeFile, []string) {
+	var out []scopeFile
+	var bad []string
+	read := func(r *fsutil.Root, name, scope string) {
+		var s struct {
+			EnabledPlugins map[string]bool `json:"enabledPlugins"`
+		}
+		if err := readJSON(r, name, &s); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				bad = append(bad, err.Error())
+			}
+			return
+		}
+		out = append(out, scopeFile{scope: scope, file: r.Path(name), plugins: s.EnabledPlugins})
+	}
+	read(home, "settings.json", "user")
+	if project != "" {
+		if pr, err := fsutil.OpenRoot(filepath.Join(project, ".claude")); err == nil {
+			defer pr.Close()
+			read(pr, "settings.json", "project")
+			read(pr, "settings.local.json", "local")
+		}
+	}
+	return out, bad
+}
+
+// EnabledNow is the scope whose word holds (the last that names the
+// plugin), and whether it enables it.
+func (p Plugin) EnabledNow() (Scope, bool) {
+	if len(p.Enabled) == 0 {
+		return Scope{}, false
+	}
+	s := p.Enabled[len(p.Enabled)-1]
+	return s, s.Enabled
+}
