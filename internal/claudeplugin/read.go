@@ -137,6 +137,9 @@ func readJSON(r *fsutil.Root, name string, v any) error {
 // their enablement in the user settings and in project's .claude folder
 // (project may be "").
 func List(dir, project string) (*Home, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("no Claude Code home: set HOME or CLAUDE_CONFIG_DIR")
+	}
 	h := &Home{Dir: dir, Plugins: []Plugin{}}
 	root, err := fsutil.OpenRoot(dir)
 	if errors.Is(err, fs.ErrNotExist) {
