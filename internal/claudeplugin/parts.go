@@ -100,7 +100,7 @@ func servers(r *fsutil.Root, man agentread.Value, key, def, wrap string) ([]Serv
 	if !ok || err != nil {
 		return []Server{}, err
 	}
-	if _, inline := man.Get(key); !inline && wrap != "" {
+	if !strings.HasPrefix(where, "plugin.json ") && wrap != "" {
 		if w, has := v.Get(wrap); has {
 			v = w
 		} else {

@@ -133,6 +133,24 @@ func readJSON(r *fsutil.Root, name string, v any) error {
 	return nil
 }
 
+// readInstalled reads plugins/installed_plugins.json, only in the form
+// of version 2.
+func readInstalled(root *fsutil.Root) (*installed, error) {
+	const name = "plugins/installed_plugins.json"
+	v, err := readValue(root, name)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := v.Get("version"); func() bool { f, ok := n.Num(); return !ok || f != 2 }() {
+		return nil, fmt.Errorf("%s: its version is %s, not 2 (the form Claude Code 2.1.330 writes)", root.Path(name), n.JSON(false))
+	}
+	var inst installed
+	if err := agentread.Decode(v, &inst, false); err != nil {
+		return nil, fmt.Errorf("%s: %w", root.Path(name), err)
+	}
+	return &inst, nil
+}
+
 // List reads the plugins installed under dir (the Claude Code home) and
 // their enablement in the user settings and in project's .claude folder
 // (project may be "").
@@ -149,15 +167,12 @@ func List(dir, project string) (*Home, error) {
 		return nil, err
 	}
 	defer root.Close()
-	var inst installed
-	if err := readJSON(root, "plugins/installed_plugins.json", &inst); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return h, nil
-		}
-		return nil, fmt.Errorf("cannot read the installed plugins as Claude Code does: %w", err)
+	inst, err := readInstalled(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return h, nil
 	}
-	if inst.Version != 2 {
-		return nil, fmt.Errorf("%s: version %v, not 2 (the form Claude Code 2.1.330 writes): not read", root.Path("plugins/installed_plugins.json"), inst.Version)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the installed plugins as Claude Code does: %w", err)
 	}
 	var markets map[string]market
 	if err := readJSON(root, "plugins/known_marketplaces.json", &markets); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -191,7 +206,10 @@ func plugin(id string, rec installRec, markets map[string]market, scopes []scope
 		}
 	}
 	if err := readParts(&p); err != nil {
-		p.Unreadable = err.Error()
+		// None of what was read before the refusal is shown: the
+		// plugin is held whole.
+		p = Plugin{ID: p.ID, Name: p.Name, Marketplace: p.Marketplace, Source: p.Source, Version: p.Version,
+			Scope: p.Scope, Path: p.Path, Enabled: p.Enabled, Runs: p.Runs, Unreadable: err.Error()}
 	}
 	return p
 }
