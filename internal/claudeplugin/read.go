@@ -43,23 +43,26 @@ func Folder(getenv func(string) string, home, cwd string) string {
 
 // Plugin is one installed plugin and what it brings.
 type Plugin struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Marketplace string   `json:"marketplace"`
-	Source      string   `json:"marketplaceSource,omitempty"`
-	Version     string   `json:"version,omitempty"`
-	Scope       string   `json:"installScope,omitempty"`
-	Path        string   `json:"installPath,omitempty"`
-	Enabled     []Scope  `json:"enabledIn"`
-	Unreadable  string   `json:"unreadable,omitempty"`
-	Runs        string   `json:"runs"`
-	Servers     []Server `json:"mcpServers"`
-	Hooks       []Hook   `json:"hooks"`
-	LSP         []Server `json:"lspServers"`
-	Monitors    []Server `json:"monitors"`
-	Skills      []string `json:"skills"`
-	Agents      []string `json:"agents"`
-	Commands    []string `json:"commands"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Marketplace string `json:"marketplace"`
+	Source      string `json:"marketplaceSource,omitempty"`
+	Version     string `json:"version,omitempty"`
+	Scope       string `json:"installScope,omitempty"`
+	Path        string `json:"installPath,omitempty"`
+	// Project is the project a project- or local-scope installation
+	// belongs to (installed_plugins.json's projectPath).
+	Project    string   `json:"projectPath,omitempty"`
+	Enabled    []Scope  `json:"enabledIn"`
+	Unreadable string   `json:"unreadable,omitempty"`
+	Runs       string   `json:"runs"`
+	Servers    []Server `json:"mcpServers"`
+	Hooks      []Hook   `json:"hooks"`
+	LSP        []Server `json:"lspServers"`
+	Monitors   []Server `json:"monitors"`
+	Skills     []string `json:"skills"`
+	Agents     []string `json:"agents"`
+	Commands   []string `json:"commands"`
 }
 
 // Scope is one settings file's word on a plugin (enabledPlugins).
@@ -195,7 +198,7 @@ func List(dir, project string) (*Home, error) {
 
 // plugin reads one installation record.
 func plugin(id string, rec installRec, markets map[string]market, scopes []scopeFile) Plugin {
-	p := Plugin{ID: id, Version: rec.Version, Scope: rec.Scope, Path: rec.InstallPath, Runs: Runs, Enabled: []Scope{}}
+	p := Plugin{ID: id, Version: rec.Version, Scope: rec.Scope, Path: rec.InstallPath, Project: rec.ProjectPath, Runs: Runs, Enabled: []Scope{}}
 	p.Name, p.Marketplace, _ = strings.Cut(id, "@")
 	if m, ok := markets[p.Marketplace]; ok {
 		p.Source = strings.TrimSpace(m.Source.Source + " " + m.Source.Path + m.Source.Repo + m.Source.URL)
@@ -209,7 +212,7 @@ func plugin(id string, rec installRec, markets map[string]market, scopes []scope
 		// None of what was read before the refusal is shown: the
 		// plugin is held whole.
 		p = Plugin{ID: p.ID, Name: p.Name, Marketplace: p.Marketplace, Source: p.Source, Version: p.Version,
-			Scope: p.Scope, Path: p.Path, Enabled: p.Enabled, Runs: p.Runs, Unreadable: err.Error()}
+			Scope: p.Scope, Path: p.Path, Project: p.Project, Enabled: p.Enabled, Runs: p.Runs, Unreadable: err.Error()}
 	}
 	return p
 }
