@@ -243,10 +243,14 @@ func enablements(home *fsutil.Root, project string) ([]scopeFile, []string) {
 	}
 	read(home, "settings.json", "user")
 	if project != "" {
-		if pr, err := fsutil.OpenRoot(filepath.Join(project, ".claude")); err == nil {
+		pr, err := fsutil.OpenRoot(filepath.Join(project, ide.AgentClaude.HomeDir))
+		switch {
+		case err == nil:
 			defer pr.Close()
 			read(pr, "settings.json", "project")
 			read(pr, "settings.local.json", "local")
+		case !errors.Is(err, fs.ErrNotExist):
+			bad = append(bad, err.Error())
 		}
 	}
 	return out, bad
