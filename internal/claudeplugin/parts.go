@@ -1,6 +1,7 @@
 package claudeplugin
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,7 +22,7 @@ import (
 // .lsp.json configuration file relative to plugin root", "When omitted,
 // monitors/monitors.json at the plugin root is loaded if present").
 func readParts(p *Plugin) error {
-	r, err := fsutil.OpenRoot(p.Path)
+	r, err := fsutil.OpenRoot(p.Root)
 	if err != nil {
 		return fmt.Errorf("plugin folder: %w", err)
 	}
@@ -222,4 +223,53 @@ func names(r *fsutil.Root, man agentread.Value, key, def string) ([]string, erro
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// directoryRoot is the folder of plugin name in the directory
+// marketplace at loc: its .claude-plugin/marketplace.json's plugins entry
+// of that name, whose source is a "./relative/path" in the marketplace.
+// Any other source (an object, a bare name under metadata.pluginRoot),
+// or two entries of the name, is refused: where Claude Code runs the
+// plugin from would be a guess.
+func directoryRoot(loc, name string) (string, error) {
+	r, err := fsutil.OpenRoot(loc)
+	if err != nil {
+		return "", fmt.Errorf("directory marketplace: %w", err)
+	}
+	defer r.Close()
+	const file = ".claude-plugin/marketplace.json"
+	var m struct {
+		Plugins []struct {
+			Name   string          `json:"name"`
+			Source json.RawMessage `json:"source"`
+		} `json:"plugins"`
+	}
+	if err := readJSON(r, file, &m); err != nil {
+		return "", err
+	}
+	src := ""
+	for _, e := range m.Plugins {
+		if e.Name != name {
+			continue
+		}
+		if src != "" {
+			return "", fmt.Errorf("%s: two plugins named %q", r.Path(file), name)
+		}
+		var s string
+		if json.Unmarshal(e.Source, &s) != nil || !strings.HasPrefix(s, "./") {
+			return "", fmt.Errorf("%s: the source of %q is %s, not a \"./relative/path\": gemkit does not know where Claude Code runs it from", r.Path(file), name, e.Source)
+		}
+		src = s
+	}
+	if src == "" {
+		return "", fmt.Errorf("%s: no plugin named %q", r.Path(file), name)
+	}
+	clean := path.Clean(src)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("%s: the source of %q, %s, is outside the marketplace", r.Path(file), name, src)
+	}
+	if _, err := r.Stat(clean); err != nil {
+		return "", err
+	}
+	return r.Path(clean), nil
 }

@@ -50,6 +50,11 @@ type Plugin struct {
 	Version     string `json:"version,omitempty"`
 	Scope       string `json:"installScope,omitempty"`
 	Path        string `json:"installPath,omitempty"`
+	// Root is the folder Claude Code runs the plugin from, and the one
+	// read: installPath, but for a directory marketplace the plugin's
+	// folder in that marketplace (Claude Code 2.1.330's `claude mcp
+	// list` runs ${CLAUDE_PLUGIN_ROOT} there, not in plugins/cache).
+	Root string `json:"root,omitempty"`
 	// Project is the project a project- or local-scope installation
 	// belongs to (installed_plugins.json's projectPath).
 	Project    string   `json:"projectPath,omitempty"`
@@ -200,7 +205,9 @@ func List(dir, project string) (*Home, error) {
 func plugin(id string, rec installRec, markets map[string]market, scopes []scopeFile) Plugin {
 	p := Plugin{ID: id, Version: rec.Version, Scope: rec.Scope, Path: rec.InstallPath, Project: rec.ProjectPath, Runs: Runs, Enabled: []Scope{}}
 	p.Name, p.Marketplace, _ = strings.Cut(id, "@")
-	if m, ok := markets[p.Marketplace]; ok {
+	p.Root = rec.InstallPath
+	m, ok := markets[p.Marketplace]
+	if ok {
 		p.Source = strings.TrimSpace(m.Source.Source + " " + m.Source.Path + m.Source.Repo + m.Source.URL)
 	}
 	for _, s := range scopes {
@@ -208,11 +215,18 @@ func plugin(id string, rec installRec, markets map[string]market, scopes []scope
 			p.Enabled = append(p.Enabled, Scope{Scope: s.scope, File: s.file, Enabled: on})
 		}
 	}
-	if err := readParts(&p); err != nil {
+	err := error(nil)
+	if ok && m.Source.Source == "directory" {
+		p.Root, err = directoryRoot(m.InstallLocation, p.Name)
+	}
+	if err == nil {
+		err = readParts(&p)
+	}
+	if err != nil {
 		// None of what was read before the refusal is shown: the
 		// plugin is held whole.
 		p = Plugin{ID: p.ID, Name: p.Name, Marketplace: p.Marketplace, Source: p.Source, Version: p.Version,
-			Scope: p.Scope, Path: p.Path, Project: p.Project, Enabled: p.Enabled, Runs: p.Runs, Unreadable: err.Error()}
+			Scope: p.Scope, Path: p.Path, Root: p.Root, Project: p.Project, Enabled: p.Enabled, Runs: p.Runs, Unreadable: err.Error()}
 	}
 	return p
 }

@@ -97,6 +97,9 @@ func WriteDescribe(w io.Writer, p *Plugin) error {
 	pw := printable{w}
 	fmt.Fprintf(pw, "%s\n  marketplace: %s (%s)\n  version: %s\n  installed: %s scope, at %s\n",
 		p.ID, p.Marketplace, orDash(p.Source), orDash(p.Version), orDash(p.Scope), p.Path)
+	if p.Root != "" && p.Root != p.Path {
+		fmt.Fprintf(pw, "  runs from: %s (the directory marketplace's folder)\n", p.Root)
+	}
 	fmt.Fprintf(pw, "  enabled: %s\n", enabledWord(*p))
 	for _, s := range p.Enabled {
 		fmt.Fprintf(pw, "    %s (%s): %v\n", s.Scope, s.File, s.Enabled)

@@ -105,6 +105,10 @@ func TestPluginsRealClaude(t *testing.T) {
 	}
 	for _, p := range h.Plugins {
 		checkPluginParts(t, p, want[p.ID])
+		// Claude Code runs a directory marketplace's plugin in place.
+		if p.Root != filepath.Join(mkt, p.Name) {
+			t.Errorf("%s: read from %s, want the marketplace's folder", p.ID, p.Root)
+		}
 	}
 }
 
