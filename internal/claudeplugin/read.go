@@ -75,6 +75,9 @@ type Scope struct {
 	Scope   string `json:"scope"`
 	File    string `json:"file"`
 	Enabled bool   `json:"enabled"`
+	// Unreadable: the file could not be read as Claude Code reads it,
+	// so whether it enables the plugin is not known.
+	Unreadable bool `json:"unreadable,omitempty"`
 }
 
 // Server is a command a plugin has Claude Code start: an MCP server, an
@@ -211,7 +214,9 @@ func plugin(id string, rec installRec, markets map[string]market, scopes []scope
 		p.Source = strings.TrimSpace(m.Source.Source + " " + m.Source.Path + m.Source.Repo + m.Source.URL)
 	}
 	for _, s := range scopes {
-		if on, ok := s.plugins[id]; ok {
+		if s.unreadable {
+			p.Enabled = append(p.Enabled, Scope{Scope: s.scope, File: s.file, Unreadable: true})
+		} else if on, ok := s.plugins[id]; ok {
 			p.Enabled = append(p.Enabled, Scope{Scope: s.scope, File: s.file, Enabled: on})
 		}
 	}
@@ -235,6 +240,7 @@ func plugin(id string, rec installRec, markets map[string]market, scopes []scope
 type scopeFile struct {
 	scope, file string
 	plugins     map[string]bool
+	unreadable  bool
 }
 
 // enablements reads enabledPlugins ({"NAME@MARKET": true}) from the
@@ -250,6 +256,7 @@ func enablements(home *fsutil.Root, project string) ([]scopeFile, []string) {
 		if err := readJSON(r, name, &s); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				bad = append(bad, err.Error())
+				out = append(out, scopeFile{scope: scope, file: r.Path(name), unreadable: true})
 			}
 			return
 		}
@@ -271,10 +278,16 @@ func enablements(home *fsutil.Root, project string) ([]scopeFile, []string) {
 }
 
 // EnabledNow is the scope whose word holds (the last that names the
-// plugin), and whether it enables it.
+// plugin), and whether it enables it; a scope whose file is unreadable
+// holds, and enables nothing that gemkit knows of.
 func (p Plugin) EnabledNow() (Scope, bool) {
 	if len(p.Enabled) == 0 {
 		return Scope{}, false
+	}
+	for _, s := range p.Enabled {
+		if s.Unreadable {
+			return s, false
+		}
 	}
 	s := p.Enabled[len(p.Enabled)-1]
 	return s, s.Enabled

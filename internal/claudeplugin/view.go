@@ -43,6 +43,8 @@ func enabledWord(p Plugin) string {
 	switch {
 	case s.Scope == "":
 		return "no"
+	case s.Unreadable:
+		return "unknown (" + s.Scope + " settings unreadable)"
 	case !on:
 		return "no (" + s.Scope + ")"
 	}
@@ -102,7 +104,11 @@ func WriteDescribe(w io.Writer, p *Plugin) error {
 	}
 	fmt.Fprintf(pw, "  enabled: %s\n", enabledWord(*p))
 	for _, s := range p.Enabled {
-		fmt.Fprintf(pw, "    %s (%s): %v\n", s.Scope, s.File, s.Enabled)
+		word := fmt.Sprint(s.Enabled)
+		if s.Unreadable {
+			word = "unreadable"
+		}
+		fmt.Fprintf(pw, "    %s (%s): %s\n", s.Scope, s.File, word)
 	}
 	if p.Unreadable != "" {
 		fmt.Fprintf(pw, "  ! not read as Claude Code reads it: %s\n", p.Unreadable)
