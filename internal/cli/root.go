@@ -203,7 +203,7 @@ func newRoot(a *app, args ...string) *cobra.Command {
 	if len(args) > 0 && args[0] == "mcp" {
 		root.AddCommand(newMCPCmd(a))
 	} else {
-		root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a), newCodeIntelCmd(a), newLoginCmd(a), newLogoutCmd(a))
+		root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a), newCodeIntelCmd(a), newPluginsCmd(a), newLoginCmd(a), newLogoutCmd(a))
 	}
 	refuseUnknownSubcommands(root)
 	return root
