@@ -34,6 +34,10 @@ const tools = [
 // What the client declared, and answered the question asked at start.
 let declared = null;
 let atStart = null;
+// The listings that wait for the answer to the question asked at start:
+// a client that lists before it calls has that question answered (or
+// refused) before any call of its is under way.
+const heldLists = [];
 // The methods of the requests read so far, in order: a call of the
 // unlisted tool "seen" answers them.
 const seen = [];
@@ -87,7 +91,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (m.method === "notifications/initialized" && process.env.FIXTURE_ASK_AT_START) {
     // A question asked outside any call: FIXTURE_ASK_AT_START is its params.
     const id = "fixture-" + ++asks;
-    asked.set(id, (a) => { atStart = a.result ?? a.error; });
+    asked.set(id, (a) => { atStart = a.result ?? a.error; heldLists.splice(0).forEach((f) => f()); });
     send({ jsonrpc: "2.0", id, method: "elicitation/create", params: JSON.parse(process.env.FIXTURE_ASK_AT_START) });
   }
   if (m.id === undefined) return;
@@ -108,6 +112,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       // not answered (the other requests are), as a server slow to list;
       // "list-held" in its HOME (its data folder) tells that one waits.
       const answer = () => send({ jsonrpc: "2.0", id: m.id, result: { tools } });
+      if (process.env.FIXTURE_ASK_AT_START && atStart === null) return void heldLists.push(answer);
       const hold = process.env.FIXTURE_HOLD_LIST;
       if (!hold || !existsSync(hold)) return answer();
       writeFileSync(join(process.env.HOME, "list-held"), "");
