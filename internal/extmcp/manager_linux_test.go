@@ -548,11 +548,11 @@ func TestIdle(t *testing.T) {
 	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
 	m.Sync([]extmcp.Spec{fx})
 	for i := range 3 {
+		// The answer is the server's: it ran for the call (past round 0,
+		// started again after it idled out). Whether it still runs once
+		// the call has returned is the idle timer's race, not checked.
 		if text, _, err := call(t, m, fx, "ok", map[string]any{}); err != nil || text != "ok" {
 			t.Fatalf("call %d: %q %v", i, text, err)
-		}
-		if len(s.servers(t)) == 0 {
-			t.Fatalf("call %d: no server runs", i)
 		}
 		// A forwarded call is a use too, and the server still idles out
 		// after it (on a machine slow enough, it idled out before).
