@@ -98,6 +98,9 @@ func yamlApart(text []byte) string {
 	if why := markerApart(lines); why != "" {
 		return why
 	}
+	if why := flowApart(lines); why != "" {
+		return why
+	}
 	for _, line := range lines {
 		if tagStart().MatchString(unquoted(line)) {
 			// yaml.v3 drops a bare "!" that js-yaml refuses.
@@ -144,6 +147,45 @@ func markerApart(lines []string) string {
 		return ""
 	}
 	return ""
+}
+
+// flowApart names what, in brackets or braces ([a, b], {a: b}) or as a
+// block's explicit key (? at a line's start), the two were seen to read
+// apart ("[?0: 0]": js-yaml's key is "?0", yaml.v3's "0"), or "". Inside
+// a flow collection only words, the brackets and braces, commas, spaces
+// and a colon followed by a space are read; quoted strings are left out
+// of the look (unquoted). Agents' front matter writes lists of names.
+func flowApart(lines []string) string {
+	depth := 0
+	for _, line := range lines {
+		u := unquoted(line)
+		if depth == 0 && strings.HasPrefix(strings.TrimLeft(u, " \t-"), "?") {
+			return "an explicit key (?)"
+		}
+		for i := 0; i < len(u); i++ {
+			c := u[i]
+			switch {
+			case c == '[' || c == '{':
+				depth++
+				continue
+			case c == ']' || c == '}':
+				depth = max(depth-1, 0)
+				continue
+			case depth == 0:
+				continue
+			case c == ':' && i+1 < len(u) && u[i+1] != ' ':
+				return "a colon not followed by a space in brackets or braces"
+			case !flowByte(c):
+				return fmt.Sprintf("the character %q in brackets or braces", c)
+			}
+		}
+	}
+	return ""
+}
+
+// flowByte is a byte flowApart reads inside a flow collection.
+func flowByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_./@+- \t,:", c) >= 0
 }
 
 // tagStart is a tag where a token may start.
