@@ -98,6 +98,22 @@ func yamlApart(text []byte) string {
 	if why := markerApart(lines); why != "" {
 		return why
 	}
+	if strings.Contains(strings.ReplaceAll(string(text), "\r\n", ""), "\r") {
+		// js-yaml breaks a line at a lone CR; yaml.v3 and these checks
+		// at LF only.
+		return "a carriage return without a line feed"
+	}
+	if strings.Contains(string(text), "\\'") {
+		// yaml.v3 takes \' in a double-quoted string; js-yaml refuses it.
+		return "the escape \\' in a quoted string"
+	}
+	for _, l := range lines {
+		if nestedEmpty().MatchString(strings.TrimSpace(l)) {
+			// "- -": js-yaml takes the entries after it into the inner
+			// sequence, yaml.v3 into the outer one.
+			return "a sequence entry that is an empty sequence entry (- -)"
+		}
+	}
 	if why := flowApart(lines); why != "" {
 		return why
 	}
@@ -179,6 +195,11 @@ func flowApart(lines []string) string {
 				return fmt.Sprintf("the character %q in brackets or braces", c)
 			}
 		}
+		if depth > 0 {
+			// Where a line ends inside one, the two part on what
+			// joins the lines ([0 then 0]: one value or two).
+			return "brackets or braces over several lines"
+		}
 	}
 	return ""
 }
@@ -187,6 +208,9 @@ func flowApart(lines []string) string {
 func flowByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_./@+- \t,:", c) >= 0
 }
+
+// nestedEmpty is a line of sequence entries ending in an empty one.
+var nestedEmpty = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:-[ \t]+)+-(?:[ \t]+#.*)?$`) })
 
 // tagStart is a tag where a token may start.
 var tagStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[ \t\[\]{},?:-])!`) })
