@@ -276,7 +276,7 @@ func npmModule(t *testing.T, rel string) string {
 	t.Helper()
 	_, _, root, err := findNPM(envmap.Of(os.Environ()), nil)
 	if err != nil {
-		t.Skip(err)
+		t.Fatalf("npm is needed here, as in CI (scripts/setup-and-test installs Node 20 and npm): %v", err)
 	}
 	p := filepath.Join(root, "node_modules", filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
