@@ -215,9 +215,10 @@ func readJSON(t *testing.T, path string, v any) {
 // McpClientManager before it starts a server), but `qwen mcp list`
 // starts every server of every active extension to show its state,
 // mcp.excluded or not (getMcpServersFromConfig and testMCPConnection in
-// packages/cli/src/commands/mcp/list.ts), with the person's rights. A
-// server of the person's own settings under the same key takes the
-// plugin's place in both (getMergedMcpServers, getMcpServersFromConfig:
+// packages/cli/src/commands/mcp/list.ts), with the person's rights; and
+// the launch flag --allowed-mcp-server-names sets mcp.excluded aside
+// (packages/cli/src/config/config.ts). A server of the person's own
+// settings under the same key takes the plugin's place in both (getMergedMcpServers, getMcpServersFromConfig:
 // the first of a key wins, the settings' before the extensions').
 func TestQwenExcludedStopsOnlySessions(t *testing.T) {
 	q := installed(t)
@@ -235,11 +236,18 @@ func TestQwenExcludedStopsOnlySessions(t *testing.T) {
 		t.Errorf("qwen mcp list no longer starts a server mcp.excluded names: a Qwen Code host for the switch may now exclude by name alone")
 	}
 
+	q.run("-p", "hi", "--allowed-mcp-server-names", "srv")
+	if !q.ran("srv") {
+		t.Errorf("--allowed-mcp-server-names no longer sets mcp.excluded aside")
+	}
+
 	shadow := map[string]any{"command": "node", "args": []string{filepath.Join(q.home, "mkt", "pq", "marker.cjs"), filepath.Join(q.markers, "shadow")}}
-	q.set(map[string]any{"mcpServers": map[string]any{"srv": shadow}})
-	q.run("mcp", "list")
-	if srv, sh := q.ran("srv"), q.ran("shadow"); srv || !sh {
-		t.Errorf("a settings server under the plugin's key: qwen mcp list started the plugin's %v, the settings' %v; want only the settings'", srv, sh)
+	q.set(map[string]any{"mcp": map[string]any{}, "mcpServers": map[string]any{"srv": shadow}})
+	for _, args := range [][]string{{"-p", "hi"}, {"mcp", "list"}} {
+		q.run(args...)
+		if srv, sh := q.ran("srv"), q.ran("shadow"); srv || !sh {
+			t.Errorf("a settings server under the plugin's key: qwen %s started the plugin's %v, the settings' %v; want only the settings'", args[0], srv, sh)
+		}
 	}
 }
 
