@@ -96,16 +96,22 @@ func component(r *fsutil.Root, man agentread.Value, key, def string) (v agentrea
 
 // servers reads a map of named servers ({"NAME":{"command":…,"args":[…]}}),
 // under wrap when the file wraps it (.mcp.json's {"mcpServers":{…}}).
+// Claude Code 2.1.330 reads a plugin's .mcp.json as `X.mcpServers || X`
+// (its U_e): the servers under the wrapper, or at the top level when
+// there is none, as nine plugins of anthropics/claude-plugins-official
+// write them. A wrapper that is not an object is read by JavaScript's
+// truthiness (null: the top level, the wrapper a server; an array: its
+// indexes servers), which is not guessed: not read.
 func servers(r *fsutil.Root, man agentread.Value, key, def, wrap string) ([]Server, error) {
 	v, where, ok, err := component(r, man, key, def)
 	if !ok || err != nil {
 		return []Server{}, err
 	}
 	if !strings.HasPrefix(where, "plugin.json ") && wrap != "" {
-		if w, has := v.Get(wrap); has {
+		if w, has := v.Get(wrap); has && !w.IsObject() {
+			return nil, fmt.Errorf("%s: %q is %s, not an object: not read", where, wrap, w.Describe())
+		} else if has {
 			v = w
-		} else {
-			return nil, fmt.Errorf("%s: no %q object: not read", where, wrap)
 		}
 	}
 	var m map[string]Server
