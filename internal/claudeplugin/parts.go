@@ -231,51 +231,93 @@ func names(r *fsutil.Root, man agentread.Value, key, def string) ([]string, erro
 	return out, nil
 }
 
-// directoryRoot is the folder of plugin name in the directory
-// marketplace at loc: its .claude-plugin/marketplace.json's plugins entry
-// of that name, whose source is a "./relative/path" in the marketplace.
-// Any other source (an object, a bare name under metadata.pluginRoot),
-// or two entries of the name, is refused: where Claude Code runs the
-// plugin from would be a guess.
-func directoryRoot(loc, name string) (string, error) {
-	r, err := fsutil.OpenRoot(loc)
-	if err != nil {
-		return "", fmt.Errorf("directory marketplace: %w", err)
+// dirMarkets are the directory marketplaces one List has opened, by
+// folder: each one's .claude-plugin/marketplace.json is read once
+// however many of its plugins are installed (read again for each, 50
+// plugins of one marketplace were three quarters of what `gemkit
+// plugins list` allocated, and most of its time: bench/plugins).
+type dirMarkets map[string]*dirMarket
+
+// dirMarket is one directory marketplace, open, and its plugins
+// entries, or why it could not be read.
+type dirMarket struct {
+	r       *fsutil.Root
+	file    string // the marketplace file's path, for the messages
+	entries []struct {
+		Name   string          `json:"name"`
+		Source json.RawMessage `json:"source"`
 	}
-	defer r.Close()
-	const file = ".claude-plugin/marketplace.json"
-	var m struct {
+	err error
+}
+
+const marketFile = ".claude-plugin/marketplace.json"
+
+// open returns the marketplace at loc, read on its first call.
+func (d dirMarkets) open(loc string) *dirMarket {
+	if m := d[loc]; m != nil {
+		return m
+	}
+	m := &dirMarket{}
+	d[loc] = m
+	if m.r, m.err = fsutil.OpenRoot(loc); m.err != nil {
+		m.err = fmt.Errorf("directory marketplace: %w", m.err)
+		return m
+	}
+	m.file = m.r.Path(marketFile)
+	var v struct {
 		Plugins []struct {
 			Name   string          `json:"name"`
 			Source json.RawMessage `json:"source"`
 		} `json:"plugins"`
 	}
-	if err := readJSON(r, file, &m); err != nil {
-		return "", err
+	m.err = readJSON(m.r, marketFile, &v)
+	m.entries = v.Plugins
+	return m
+}
+
+// close closes every marketplace opened.
+func (d dirMarkets) close() {
+	for _, m := range d {
+		if m.r != nil {
+			m.r.Close()
+		}
+	}
+}
+
+// root is the folder of plugin name in the directory marketplace at loc:
+// its .claude-plugin/marketplace.json's plugins entry of that name,
+// whose source is a "./relative/path" in the marketplace. Any other
+// source (an object, a bare name under metadata.pluginRoot), or two
+// entries of the name, is refused: where Claude Code runs the plugin
+// from would be a guess.
+func (d dirMarkets) root(loc, name string) (string, error) {
+	m := d.open(loc)
+	if m.err != nil {
+		return "", m.err
 	}
 	src := ""
-	for _, e := range m.Plugins {
+	for _, e := range m.entries {
 		if e.Name != name {
 			continue
 		}
 		if src != "" {
-			return "", fmt.Errorf("%s: two plugins named %q", r.Path(file), name)
+			return "", fmt.Errorf("%s: two plugins named %q", m.file, name)
 		}
 		var s string
 		if json.Unmarshal(e.Source, &s) != nil || !strings.HasPrefix(s, "./") {
-			return "", fmt.Errorf("%s: the source of %q is %s, not a \"./relative/path\": gemkit does not know where Claude Code runs it from", r.Path(file), name, e.Source)
+			return "", fmt.Errorf("%s: the source of %q is %s, not a \"./relative/path\": gemkit does not know where Claude Code runs it from", m.file, name, e.Source)
 		}
 		src = s
 	}
 	if src == "" {
-		return "", fmt.Errorf("%s: no plugin named %q", r.Path(file), name)
+		return "", fmt.Errorf("%s: no plugin named %q", m.file, name)
 	}
 	clean := path.Clean(src)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("%s: the source of %q, %s, is outside the marketplace", r.Path(file), name, src)
+		return "", fmt.Errorf("%s: the source of %q, %s, is outside the marketplace", m.file, name, src)
 	}
-	if _, err := r.Stat(clean); err != nil {
+	if _, err := m.r.Stat(clean); err != nil {
 		return "", err
 	}
-	return r.Path(clean), nil
+	return m.r.Path(clean), nil
 }

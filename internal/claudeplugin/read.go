@@ -196,16 +196,18 @@ func List(dir, project string) (*Home, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	dirs := dirMarkets{}
+	defer dirs.close()
 	for _, id := range ids {
 		for _, rec := range inst.Plugins[id] {
-			h.Plugins = append(h.Plugins, plugin(id, rec, markets, scopes))
+			h.Plugins = append(h.Plugins, plugin(id, rec, markets, dirs, scopes))
 		}
 	}
 	return h, nil
 }
 
 // plugin reads one installation record.
-func plugin(id string, rec installRec, markets map[string]market, scopes []scopeFile) Plugin {
+func plugin(id string, rec installRec, markets map[string]market, dirs dirMarkets, scopes []scopeFile) Plugin {
 	p := Plugin{ID: id, Version: rec.Version, Scope: rec.Scope, Path: rec.InstallPath, Project: rec.ProjectPath, Runs: Runs, Enabled: []Scope{}}
 	p.Name, p.Marketplace, _ = strings.Cut(id, "@")
 	p.Root = rec.InstallPath
@@ -222,7 +224,7 @@ func plugin(id string, rec installRec, markets map[string]market, scopes []scope
 	}
 	err := error(nil)
 	if ok && m.Source.Source == "directory" {
-		p.Root, err = directoryRoot(m.InstallLocation, p.Name)
+		p.Root, err = dirs.root(m.InstallLocation, p.Name)
 	}
 	if err == nil {
 		err = readParts(&p)
