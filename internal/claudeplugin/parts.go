@@ -94,69 +94,152 @@ func component(r *fsutil.Root, man agentread.Value, key, def string) (v agentrea
 	return v, r.Path(def), err == nil, err
 }
 
-// servers reads a map of named servers ({"NAME":{"command":…,"args":[…]}}),
-// under wrap when the file wraps it (.mcp.json's {"mcpServers":{…}}).
-// Claude Code 2.1.330 reads a plugin's .mcp.json as `X.mcpServers || X`
-// (its U_e): the servers under the wrapper, or at the top level when
-// there is none, as nine plugins of anthropics/claude-plugins-official
-// write them. A wrapper that is not an object is read by JavaScript's
-// truthiness (null: the top level, the wrapper a server; an array: its
-// indexes servers), which is not guessed: not read.
-func servers(r *fsutil.Root, man agentread.Value, key, def, wrap string) ([]Server, error) {
-	v, where, ok, err := component(r, man, key, def)
-	if !ok || err != nil {
-		return []Server{}, err
+// source is one place a part is read from: a file, or the manifest's
+// value inline.
+type source struct {
+	v      agentread.Value
+	where  string
+	inline bool
+}
+
+// sources are the places Claude Code 2.1.330 reads mcpServers, hooks or
+// lspServers from: the standard file def when it is there, and also
+// what the manifest's key names, which adds to it (its manifest schema:
+// "MCP servers to include in the plugin (in addition to those in the
+// .mcp.json file, if it exists)", "Additional hooks (in addition to
+// those in hooks/hooks.json, if it exists)"; tried with the real Claude
+// Code, `claude plugin details` lists the servers, hooks and LSP servers
+// of both): a path relative to the plugin's folder, the part inline, or
+// an array of either. A path to the standard file adds nothing (Claude
+// Code loads it once), a missing file nothing (Claude Code skips it).
+func sources(r *fsutil.Root, man agentread.Value, key, def string) ([]source, error) {
+	var out []source
+	v, err := readValue(r, def)
+	if err == nil {
+		out = append(out, source{v: v, where: r.Path(def)})
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
-	if !strings.HasPrefix(where, "plugin.json ") && wrap != "" {
-		if w, has := v.Get(wrap); has && !w.IsObject() {
-			return nil, fmt.Errorf("%s: %q is %s, not an object: not read", where, wrap, w.Describe())
-		} else if has {
-			v = w
+	m, has := man.Get(key)
+	if !has {
+		return out, nil
+	}
+	items, isArray := m.Elems()
+	if !isArray {
+		items = []agentread.Value{m}
+	}
+	for i, it := range items {
+		where := "plugin.json " + key
+		if isArray {
+			where += fmt.Sprintf("[%d]", i)
 		}
+		name, isStr := it.Str()
+		switch {
+		case !isStr && !it.IsObject():
+			return nil, fmt.Errorf("%s: %s, not a path or an object: not read", where, it.Describe())
+		case !isStr:
+			out = append(out, source{v: it, where: where, inline: true})
+			continue
+		case key == "mcpServers" && (strings.HasSuffix(name, ".mcpb") || strings.HasSuffix(name, ".dxt")):
+			return nil, fmt.Errorf("%s: %q is an MCP bundle, which gemkit does not read", where, name)
+		}
+		file := path.Clean(strings.TrimPrefix(name, "./"))
+		if file == def {
+			continue
+		}
+		fv, err := readValue(r, file)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, source{v: fv, where: r.Path(file)})
 	}
-	var m map[string]Server
-	if err := agentread.Decode(v, &m, false); err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+	return out, nil
+}
+
+// servers reads the maps of named servers ({"NAME":{"command":…,
+// "args":[…]}}) of every source, a file's under wrap when it wraps them
+// (.mcp.json's {"mcpServers":{…}}). Claude Code 2.1.330 reads a
+// plugin's MCP file as `X.mcpServers || X` (its U_e): the servers under
+// the wrapper, or at the top level when there is none, as nine plugins
+// of anthropics/claude-plugins-official write them. A wrapper that is
+// not an object is read by JavaScript's truthiness (null: the top
+// level, the wrapper a server; an array: its indexes servers), which is
+// not guessed: not read. Nor is a name two sources give: which one
+// Claude Code runs is not known.
+func servers(r *fsutil.Root, man agentread.Value, key, def, wrap string) ([]Server, error) {
+	srcs, err := sources(r, man, key, def)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]Server, 0, len(m))
-	for _, k := range v.Keys() {
-		s := m[k]
-		s.Name = k
-		out = append(out, s)
+	out := []Server{}
+	seen := map[string]string{}
+	for _, src := range srcs {
+		v := src.v
+		if !src.inline && wrap != "" {
+			if w, has := v.Get(wrap); has && !w.IsObject() {
+				return nil, fmt.Errorf("%s: %q is %s, not an object: not read", src.where, wrap, w.Describe())
+			} else if has {
+				v = w
+			}
+		}
+		var m map[string]Server
+		if err := agentread.Decode(v, &m, false); err != nil {
+			return nil, fmt.Errorf("%s: %w", src.where, err)
+		}
+		for _, k := range v.Keys() {
+			if first, dup := seen[k]; dup {
+				return nil, fmt.Errorf("%s: server %q, also in %s: which one Claude Code runs is not known", src.where, k, first)
+			}
+			seen[k] = src.where
+			s := m[k]
+			s.Name = k
+			out = append(out, s)
+		}
 	}
 	return out, nil
 }
 
 // hooks reads hooks/hooks.json ({"hooks":{"EVENT":[{"matcher":…,
-// "hooks":[{"type":"command","command":…}]}]}}), or the manifest's.
+// "hooks":[{"type":"command","command":…}]}]}}) and the manifest's,
+// which add to it: files of that form, or the {"EVENT":[…]} map inline
+// (an inline {"hooks":{…}} is an event named "hooks" to Claude Code,
+// which ignores it; gemkit does not read it).
 func hooks(r *fsutil.Root, man agentread.Value) ([]Hook, error) {
-	v, where, ok, err := component(r, man, "hooks", "hooks/hooks.json")
-	if !ok || err != nil {
-		return []Hook{}, err
-	}
-	w, has := v.Get("hooks")
-	if !has {
-		return nil, fmt.Errorf("%s: no \"hooks\" object: not read", where)
-	}
-	var m map[string][]struct {
-		Hooks []struct {
-			Type    string `json:"type"`
-			Command string `json:"command"`
-			URL     string `json:"url"`
-		} `json:"hooks"`
-	}
-	if err := agentread.Decode(w, &m, false); err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+	srcs, err := sources(r, man, "hooks", "hooks/hooks.json")
+	if err != nil {
+		return nil, err
 	}
 	out := []Hook{}
-	for _, ev := range w.Keys() {
-		h := Hook{Event: ev, Commands: []string{}}
-		for _, g := range m[ev] {
-			for _, c := range g.Hooks {
-				h.Commands = append(h.Commands, strings.TrimSpace(c.Type+": "+c.Command+c.URL))
+	for _, src := range srcs {
+		w := src.v
+		if !src.inline {
+			var has bool
+			if w, has = src.v.Get("hooks"); !has {
+				return nil, fmt.Errorf("%s: no \"hooks\" object: not read", src.where)
 			}
 		}
-		out = append(out, h)
+		var m map[string][]struct {
+			Hooks []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+				URL     string `json:"url"`
+			} `json:"hooks"`
+		}
+		if err := agentread.Decode(w, &m, false); err != nil {
+			return nil, fmt.Errorf("%s: %w", src.where, err)
+		}
+		for _, ev := range w.Keys() {
+			h := Hook{Event: ev, Commands: []string{}}
+			for _, g := range m[ev] {
+				for _, c := range g.Hooks {
+					h.Commands = append(h.Commands, strings.TrimSpace(c.Type+": "+c.Command+c.URL))
+				}
+			}
+			out = append(out, h)
+		}
 	}
 	return out, nil
 }
