@@ -54,7 +54,8 @@ func (r row) String() string {
 // runs a headless session (claude -p) against a scripted model: the
 // context7 server answers a tool call, explanatory-output-style's
 // SessionStart hook gives the model its context, ralph-loop's Stop hook
-// feeds the model its prompt again.
+// feeds the model its prompt again, hookify's PreToolUse hook denies a
+// Bash call.
 func TestPublishedPluginsRealClaude(t *testing.T) {
 	gemkittest.SkipShort(t, "the real Claude Code")
 	claude := claudetest.Binary(t)
@@ -193,7 +194,7 @@ func (s *session) command(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-var plugins = []*plugin{context7, explanatoryOutputStyle, ralphLoop}
+var plugins = []*plugin{context7, explanatoryOutputStyle, ralphLoop, hookify}
 
 // context7's server is `npx -y @upstash/context7-mcp`: npm fetches the
 // package from a registry the test serves on loopback (what
@@ -282,6 +283,51 @@ var ralphLoop = &plugin{
 		}
 	},
 }
+
+// hookify's PreToolUse hook (hooks/pretooluse.py) reads the rules in
+// the project's .claude/hookify.*.local.md; the test gives it the
+// plugin's own example, examples/dangerous-rm.local.md, which blocks
+// `rm -rf`. The model runs `rm -rf` on a folder of the project with
+// Bash allowed: the hook denies the call, and the folder stays.
+var hookify = &plugin{
+	name: "hookify",
+	parts: []string{
+		`hook PreToolUse: command: python3 "${CLAUDE_PLUGIN_ROOT}/hooks/pretooluse.py"`,
+		`hook PostToolUse: command: python3 "${CLAUDE_PLUGIN_ROOT}/hooks/posttooluse.py"`,
+		`hook Stop: command: python3 "${CLAUDE_PLUGIN_ROOT}/hooks/stop.py"`,
+		`hook UserPromptSubmit: command: python3 "${CLAUDE_PLUGIN_ROOT}/hooks/userpromptsubmit.py"`,
+		"skills: writing-rules", "agents: conversation-analyzer", "commands: configure help hookify list",
+	},
+	prepare: func(t *testing.T, s *session) func(*claudetest.Request) claudetest.Reply {
+		gemkittest.Tool(t, "python3", "python3") // the hooks'
+		rule, err := os.ReadFile(filepath.Join(vendored, "hookify", "examples", "dangerous-rm.local.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gemkittest.WriteFile(t, filepath.Join(s.proj, ".claude", "hookify.dangerous-rm.local.md"), string(rule))
+		gemkittest.WriteFile(t, filepath.Join(s.proj, "victim", "keep.txt"), "kept\n")
+		s.allow = []string{"Bash"}
+		return func(r *claudetest.Request) claudetest.Reply {
+			if strings.Contains(r.Raw, `"tool_result"`) {
+				return claudetest.Reply{Text: "Left it."}
+			}
+			return claudetest.Reply{Tool: "Bash", Input: map[string]any{"command": "rm -rf victim", "description": "Remove the victim folder"}}
+		}
+	},
+	check: func(t *testing.T, s *session, reqs []*claudetest.Request) {
+		if _, err := os.Stat(filepath.Join(s.proj, "victim", "keep.txt")); err != nil {
+			t.Errorf("rm -rf ran: the PreToolUse hook did not block it (%v)", err)
+		}
+		if !answered(reqs, hookifyAnswer) {
+			t.Errorf("the Bash call's result never said %q", hookifyAnswer)
+		}
+	},
+}
+
+// hookifyAnswer is what Claude Code gives the model for a call a
+// PreToolUse hook denied without a reason (hookify gives its message as
+// systemMessage, to the person).
+const hookifyAnswer = "PreToolUse:Bash hook error: Blocked by hook"
 
 // answered reports whether a request's last user turn holds text.
 func answered(reqs []*claudetest.Request, text string) bool {
