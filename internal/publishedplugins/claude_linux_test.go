@@ -22,7 +22,13 @@ const marketplace = "published"
 // plugin is one vendored plugin and how a Claude Code session shows that
 // what it carries runs.
 type plugin struct {
-	name string // its folder in testdata and its name in Claude Code
+	name string // its name in Claude Code
+	// market, when set, is the marketplace its vendored folder,
+	// testdata/dir, is itself (its .claude-plugin/marketplace.json),
+	// installed as published; else the folder is
+	// testdata/claude-plugins-official/<name>, installed from a
+	// marketplace of the tests' own (marketplace).
+	market, dir string
 	// prepare readies s before Claude Code starts (a registry, a file
 	// the plugin reads) and returns the model's script.
 	prepare func(t *testing.T, s *session) func(*claudetest.Request) claudetest.Reply
@@ -42,6 +48,14 @@ type row struct {
 	switched bool
 }
 
+// id is the plugin's PLUGIN@MARKETPLACE.
+func (p *plugin) id() string {
+	if p.market != "" {
+		return p.name + "@" + p.market
+	}
+	return p.name + "@" + marketplace
+}
+
 func (r row) String() string {
 	if r.switched {
 		return r.plugin.name + "/switched"
@@ -52,10 +66,10 @@ func (r row) String() string {
 // TestPublishedPluginsRealClaude installs each vendored plugin with the
 // real Claude Code 2.1.330 from a directory marketplace, offline, and
 // runs a headless session (claude -p) against a scripted model: the
-// context7 server answers a tool call, explanatory-output-style's
-// SessionStart hook gives the model its context, ralph-loop's Stop hook
-// feeds the model its prompt again, hookify's PreToolUse hook denies a
-// Bash call.
+// context7 and chrome-devtools-mcp servers answer a tool call,
+// explanatory-output-style's SessionStart hook gives the model its
+// context, ralph-loop's Stop hook feeds the model its prompt again,
+// hookify's PreToolUse hook denies a Bash call.
 func TestPublishedPluginsRealClaude(t *testing.T) {
 	gemkittest.SkipShort(t, "the real Claude Code")
 	claude := claudetest.Binary(t)
@@ -65,10 +79,10 @@ func TestPublishedPluginsRealClaude(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.String(), func(t *testing.T) {
-			s := newSession(t, claude, r.plugin.name)
+			s := newSession(t, claude, r.plugin)
 			model := claudetest.StartModel(t, r.plugin.prepare(t, s))
 			s.start(t, model)
-			s.install(t, r.plugin.name)
+			s.install(t, r.plugin)
 			s.checkRead(t, r.plugin)
 			out, err := s.run(t, "Go on.")
 			reqs := model.Requests()
@@ -91,18 +105,27 @@ type session struct {
 	claude, home, cfg, proj, mkt string
 	env                          []string
 	allow                        []string // --allowedTools of the run
+	extraEnv                     []string // what the plugin's servers are given beside claudetest.Home's
 }
 
-func newSession(t *testing.T, claude, name string) *session {
+// newSession copies p's vendored folder where Claude Code installs it
+// from: the marketplace it is, or a marketplace of the tests' holding it.
+func newSession(t *testing.T, claude string, p *plugin) *session {
 	t.Helper()
 	dir := t.TempDir()
 	s := &session{claude: claude, home: filepath.Join(dir, "home"), proj: filepath.Join(dir, "proj"), mkt: filepath.Join(dir, "mkt")}
 	s.cfg = filepath.Join(s.home, ".claude")
-	if err := os.CopyFS(filepath.Join(s.mkt, name), os.DirFS(filepath.Join(vendored, name))); err != nil {
-		t.Fatal(err)
+	if p.market != "" {
+		if err := os.CopyFS(s.mkt, os.DirFS(filepath.Join("testdata", p.dir))); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		if err := os.CopyFS(filepath.Join(s.mkt, p.name), os.DirFS(filepath.Join(vendored, p.name))); err != nil {
+			t.Fatal(err)
+		}
+		gemkittest.WriteFile(t, filepath.Join(s.mkt, ".claude-plugin", "marketplace.json"),
+			`{"name":"`+marketplace+`","owner":{"name":"gemkit tests"},"plugins":[{"name":"`+p.name+`","source":"./`+p.name+`"}]}`)
 	}
-	gemkittest.WriteFile(t, filepath.Join(s.mkt, ".claude-plugin", "marketplace.json"),
-		`{"name":"`+marketplace+`","owner":{"name":"gemkit tests"},"plugins":[{"name":"`+name+`","source":"./`+name+`"}]}`)
 	if err := os.MkdirAll(s.proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +137,14 @@ func newSession(t *testing.T, claude, name string) *session {
 func (s *session) start(t *testing.T, model *claudetest.Model) {
 	t.Helper()
 	s.env = append(claudetest.Home(t, s.home, model, gemkittest.ClosedPort(t), s.proj), "PATH="+os.Getenv("PATH"))
+	s.env = append(s.env, s.extraEnv...)
 }
 
 // install adds the marketplace and installs the plugin from it, for
 // the user, as a person does with Claude Code's own commands.
-func (s *session) install(t *testing.T, name string) {
+func (s *session) install(t *testing.T, p *plugin) {
 	t.Helper()
-	for _, args := range [][]string{{"plugin", "marketplace", "add", s.mkt}, {"plugin", "install", name + "@" + marketplace}} {
+	for _, args := range [][]string{{"plugin", "marketplace", "add", s.mkt}, {"plugin", "install", p.id()}} {
 		if out, err := s.command(t, args...).CombinedOutput(); err != nil {
 			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -135,7 +159,7 @@ func (s *session) checkRead(t *testing.T, p *plugin) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := p.name + "@" + marketplace
+	id := p.id()
 	got, err := h.Find(id)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +218,7 @@ func (s *session) command(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-var plugins = []*plugin{context7, explanatoryOutputStyle, ralphLoop, hookify}
+var plugins = []*plugin{context7, chromeDevTools, explanatoryOutputStyle, ralphLoop, hookify}
 
 // context7's server is `npx -y @upstash/context7-mcp`: npm fetches the
 // package from a registry the test serves on loopback (what
@@ -207,17 +231,7 @@ var context7 = &plugin{
 	name:  "context7",
 	parts: []string{"server context7: npx -y @upstash/context7-mcp"},
 	prepare: func(t *testing.T, s *session) func(*claudetest.Request) claudetest.Reply {
-		gemkittest.Interop(t) // node and npm
-		modules := filepath.Join(gemkittest.RepoRoot(t), "interop", "published")
-		if _, err := os.Stat(filepath.Join(modules, "node_modules", "@upstash", "context7-mcp")); err != nil {
-			t.Fatalf("interop/published lacks @upstash/context7-mcp: run `npm install --no-save` in interop/published (%v)", err)
-		}
-		if real, err := filepath.EvalSymlinks(filepath.Join(modules, "node_modules")); err == nil {
-			modules = filepath.Dir(real)
-		}
-		reg := npmregistrytest.New(t, &tarballs)
-		reg.AddInstalled(modules)
-		gemkittest.WriteFile(t, filepath.Join(s.home, ".npmrc"), "registry="+reg.URL+"\nfetch-retries=0\n")
+		serveNPM(t, s, "@upstash/context7-mcp")
 		s.allow = []string{context7Tool}
 		return claudetest.CallTool(context7Tool, map[string]any{"libraryName": "react", "query": "How do I use hooks?"}, context7Answer, "Looked it up.")
 	},
@@ -235,9 +249,59 @@ const context7Tool = "mcp__plugin_context7_context7__resolve-library-id"
 // context7Answer is what the tool answers offline.
 const context7Answer = "Error searching libraries: TypeError: fetch failed"
 
+// serveNPM serves the packages interop/published holds (pkg among them)
+// from an npm registry on loopback, which the home's .npmrc names: the
+// npx of a plugin's server fetches its package from there.
+func serveNPM(t *testing.T, s *session, pkg string) {
+	t.Helper()
+	gemkittest.Interop(t) // node and npm
+	modules := filepath.Join(gemkittest.RepoRoot(t), "interop", "published")
+	if _, err := os.Stat(filepath.Join(modules, "node_modules", filepath.FromSlash(pkg))); err != nil {
+		t.Fatalf("interop/published lacks %s: run `npm install --no-save` in interop/published (%v)", pkg, err)
+	}
+	if real, err := filepath.EvalSymlinks(filepath.Join(modules, "node_modules")); err == nil {
+		modules = filepath.Dir(real)
+	}
+	reg := npmregistrytest.New(t, &tarballs)
+	reg.AddInstalled(modules)
+	gemkittest.WriteFile(t, filepath.Join(s.home, ".npmrc"), "registry="+reg.URL+"\nfetch-retries=0\n")
+}
+
 // tarballs keeps the tarballs packed from interop/published across the
 // rows of the test binary.
 var tarballs npmregistrytest.Cache
+
+// chromeDevTools is Google's plugin, installed from the marketplace its
+// repository is (chrome-devtools-plugins): plugin.json's mcpServers runs
+// `npx chrome-devtools-mcp@1.7.0`, whose package the loopback registry
+// serves. With no Chrome where it looks for one, its tools answer that
+// they cannot start it; its usage statistics are off
+// (CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS, which its
+// chrome-devtools-mcp-cli-options.js reads), and its check for a newer
+// version asks the registry npm names.
+var chromeDevTools = &plugin{
+	name: "chrome-devtools-mcp", market: "chrome-devtools-plugins", dir: "chrome-devtools-mcp/chrome-devtools-mcp",
+	parts: []string{"server chrome-devtools: npx chrome-devtools-mcp@1.7.0",
+		"skills: a11y-debugging chrome-devtools chrome-devtools-cli debug-optimize-lcp memory-leak-debugging troubleshooting"},
+	prepare: func(t *testing.T, s *session) func(*claudetest.Request) claudetest.Reply {
+		serveNPM(t, s, "chrome-devtools-mcp")
+		s.extraEnv = []string{"CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1"}
+		s.allow = []string{chromeTool}
+		return claudetest.CallTool(chromeTool, map[string]any{}, chromeAnswer, "No browser.")
+	},
+	check: func(t *testing.T, _ *session, reqs []*claudetest.Request) {
+		if !answered(reqs, chromeAnswer) {
+			t.Errorf("the server's answer (%q) never reached the model", chromeAnswer)
+		}
+	},
+}
+
+// chromeTool is the server's list_pages; chromeAnswer what it answers
+// with no Chrome (puppeteer's words, from the server).
+const (
+	chromeTool   = "mcp__plugin_chrome-devtools-mcp_chrome-devtools__list_pages"
+	chromeAnswer = "Could not find Google Chrome executable for channel 'stable'"
+)
 
 // explanatoryContext is a phrase of the context explanatory-output-style's
 // SessionStart hook prints (hooks-handlers/session-start.sh).

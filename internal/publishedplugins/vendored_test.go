@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// vendored is the folder of the vendored marketplace's plugins.
+// vendored is the folder of the plugins of anthropics/claude-plugins-official.
 const vendored = "testdata/claude-plugins-official"
 
 // gitBlob is the id git gives a file's bytes, as `git hash-object`
@@ -25,12 +25,24 @@ func gitBlob(data []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// TestVendoredUnchanged checks every vendored file against blobs.txt,
-// the blob ids the published repository's commit names: a file edited,
-// added or lost here fails it, so what the tests run is what was
-// published.
+// TestVendoredUnchanged checks every vendored file against its
+// folder's blobs.txt, the blob ids of the published repository's commit:
+// a file edited, added or lost here fails it, so what the tests run is
+// what was published.
 func TestVendoredUnchanged(t *testing.T) {
-	list, err := os.ReadFile(filepath.Join(vendored, "blobs.txt"))
+	lists, err := filepath.Glob("testdata/*/blobs.txt")
+	if err != nil || len(lists) == 0 {
+		t.Fatalf("no testdata/*/blobs.txt (%v)", err)
+	}
+	for _, list := range lists {
+		t.Run(filepath.Base(filepath.Dir(list)), func(t *testing.T) { checkBlobs(t, filepath.Dir(list)) })
+	}
+}
+
+// checkBlobs checks the files under dir's folders against dir/blobs.txt
+// (the folder's own README.md and blobs.txt are not vendored).
+func checkBlobs(t *testing.T, dir string) {
+	list, err := os.ReadFile(filepath.Join(dir, "blobs.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +56,12 @@ func TestVendoredUnchanged(t *testing.T) {
 		want[name] = id
 	}
 	var got []string
-	err = fs.WalkDir(os.DirFS(vendored), ".", func(name string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(os.DirFS(dir), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.Contains(name, "/") {
-			return err // the folder's own README.md and blobs.txt are not vendored
+			return err
 		}
 		got = append(got, name)
-		data, err := os.ReadFile(filepath.Join(vendored, filepath.FromSlash(name)))
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			return err
 		}
