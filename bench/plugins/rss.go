@@ -10,7 +10,7 @@ import (
 // peakRSS is the peak resident memory of an exited process, in KB.
 func peakRSS(ps *os.ProcessState) int64 {
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss
+		return int64(ru.Maxrss)
 	}
 	return 0
 }
