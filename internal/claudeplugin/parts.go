@@ -40,10 +40,10 @@ func readParts(p *Plugin) error {
 	if v, ok := man.Get("version"); ok && p.Version == "" {
 		p.Version, _ = v.Str()
 	}
-	if p.Servers, err = servers(r, man, "mcpServers", ".mcp.json", "mcpServers"); err != nil {
+	if p.Servers, err = servers(r, man, "mcpServers"); err != nil {
 		return err
 	}
-	if p.LSP, err = servers(r, man, "lspServers", ".lsp.json", ""); err != nil {
+	if p.LSP, err = servers(r, man, "lspServers"); err != nil {
 		return err
 	}
 	if p.Hooks, err = hooks(r, man); err != nil {
@@ -159,22 +159,39 @@ func sources(r *fsutil.Root, man agentread.Value, key, def string) ([]source, er
 	return out, nil
 }
 
-// servers reads the maps of named servers ({"NAME":{"command":…,
-// "args":[…]}}) of every source, a file's under wrap when it wraps them
-// (.mcp.json's {"mcpServers":{…}}). Claude Code 2.1.330 reads a
-// plugin's MCP file as `X.mcpServers || X` (its U_e): the servers under
-// the wrapper, or at the top level when there is none, as nine plugins
-// of anthropics/claude-plugins-official write them. A wrapper that is
-// not an object is read by JavaScript's truthiness (null: the top
-// level, the wrapper a server; an array: its indexes servers), which is
-// not guessed: not read. Nor is a name two sources give: which one
-// Claude Code runs is not known.
-func servers(r *fsutil.Root, man agentread.Value, key, def, wrap string) ([]Server, error) {
+// Entry is one part as Claude Code reads it: a server's name and
+// value, or one source's hook event map ({"EVENT":[…]}, no name), and
+// where it was read (for words).
+type Entry struct {
+	Name  string
+	Value agentread.Value
+	Where string
+}
+
+// ServerEntries are the plugin folder r's MCP servers (key
+// "mcpServers": .mcp.json and the manifest's) or LSP servers
+// ("lspServers": .lsp.json and the manifest's), in the order Claude Code
+// 2.1.330 lists them: the one reading of them, for whatever converts or
+// shows them. Claude Code reads a plugin's MCP file as
+// `X.mcpServers || X` (its U_e): the servers under the wrapper, or at
+// the top level when there is none, as nine plugins of
+// anthropics/claude-plugins-official write them. A wrapper that is not
+// an object is read by JavaScript's truthiness (null: the top level,
+// the wrapper a server; an array: its indexes servers), which is not
+// guessed: not read. Nor is a name two sources give: which one Claude
+// Code runs is not known.
+func ServerEntries(r *fsutil.Root, man agentread.Value, key string) ([]Entry, error) {
+	def, wrap := ".mcp.json", "mcpServers"
+	if key == "lspServers" {
+		def, wrap = ".lsp.json", ""
+	} else if key != "mcpServers" {
+		return nil, fmt.Errorf("claudeplugin: no servers under %q", key)
+	}
 	srcs, err := sources(r, man, key, def)
 	if err != nil {
 		return nil, err
 	}
-	out := []Server{}
+	var out []Entry
 	seen := map[string]string{}
 	for _, src := range srcs {
 		v := src.v
@@ -185,34 +202,51 @@ func servers(r *fsutil.Root, man agentread.Value, key, def, wrap string) ([]Serv
 				v = w
 			}
 		}
-		var m map[string]Server
-		if err := agentread.Decode(v, &m, false); err != nil {
-			return nil, fmt.Errorf("%s: %w", src.where, err)
+		if !v.IsObject() {
+			return nil, fmt.Errorf("%s: %s, not an object of servers: not read", src.where, v.Describe())
 		}
 		for _, k := range v.Keys() {
 			if first, dup := seen[k]; dup {
 				return nil, fmt.Errorf("%s: server %q, also in %s: which one Claude Code runs is not known", src.where, k, first)
 			}
 			seen[k] = src.where
-			s := m[k]
-			s.Name = k
-			out = append(out, s)
+			e, _ := v.Get(k)
+			out = append(out, Entry{Name: k, Value: e, Where: src.where})
 		}
 	}
 	return out, nil
 }
 
-// hooks reads hooks/hooks.json ({"hooks":{"EVENT":[{"matcher":…,
-// "hooks":[{"type":"command","command":…}]}]}}) and the manifest's,
-// which add to it: files of that form, or the {"EVENT":[…]} map inline
-// (an inline {"hooks":{…}} is an event named "hooks" to Claude Code,
-// which ignores it; gemkit does not read it).
-func hooks(r *fsutil.Root, man agentread.Value) ([]Hook, error) {
+// servers reads ServerEntries as Servers.
+func servers(r *fsutil.Root, man agentread.Value, key string) ([]Server, error) {
+	entries, err := ServerEntries(r, man, key)
+	if err != nil {
+		return nil, err
+	}
+	out := []Server{}
+	for _, e := range entries {
+		var s Server
+		if err := agentread.Decode(e.Value, &s, false); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", e.Where, e.Name, err)
+		}
+		s.Name = e.Name
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// HookMaps are the plugin folder r's hook event maps ({"EVENT":[{
+// "matcher":…,"hooks":[{"type":"command","command":…}]}]}), one a
+// source, in the order Claude Code 2.1.330 reads them: hooks/hooks.json's
+// "hooks", then the manifest's, which add to it: files of that form, or
+// the event map inline (an inline {"hooks":{…}} is an event named
+// "hooks" to Claude Code, which ignores it; gemkit does not read it).
+func HookMaps(r *fsutil.Root, man agentread.Value) ([]Entry, error) {
 	srcs, err := sources(r, man, "hooks", "hooks/hooks.json")
 	if err != nil {
 		return nil, err
 	}
-	out := []Hook{}
+	var out []Entry
 	for _, src := range srcs {
 		w := src.v
 		if !src.inline {
@@ -221,6 +255,19 @@ func hooks(r *fsutil.Root, man agentread.Value) ([]Hook, error) {
 				return nil, fmt.Errorf("%s: no \"hooks\" object: not read", src.where)
 			}
 		}
+		out = append(out, Entry{Value: w, Where: src.where})
+	}
+	return out, nil
+}
+
+// hooks reads HookMaps as Hooks, an event a source.
+func hooks(r *fsutil.Root, man agentread.Value) ([]Hook, error) {
+	maps, err := HookMaps(r, man)
+	if err != nil {
+		return nil, err
+	}
+	out := []Hook{}
+	for _, src := range maps {
 		var m map[string][]struct {
 			Hooks []struct {
 				Type    string `json:"type"`
@@ -228,10 +275,10 @@ func hooks(r *fsutil.Root, man agentread.Value) ([]Hook, error) {
 				URL     string `json:"url"`
 			} `json:"hooks"`
 		}
-		if err := agentread.Decode(w, &m, false); err != nil {
-			return nil, fmt.Errorf("%s: %w", src.where, err)
+		if err := agentread.Decode(src.Value, &m, false); err != nil {
+			return nil, fmt.Errorf("%s: %w", src.Where, err)
 		}
-		for _, ev := range w.Keys() {
+		for _, ev := range src.Value.Keys() {
 			h := Hook{Event: ev, Commands: []string{}}
 			for _, g := range m[ev] {
 				for _, c := range g.Hooks {
