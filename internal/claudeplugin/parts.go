@@ -241,6 +241,9 @@ func servers(r *fsutil.Root, man agentread.Value, key string) ([]Server, error) 
 // "hooks", then the manifest's, which add to it: files of that form, or
 // the event map inline (an inline {"hooks":{…}} is an event named
 // "hooks" to Claude Code, which ignores it; gemkit does not read it).
+// A file naming a hooks module ("modules": a JavaScript module
+// exporting register(on), loaded into Claude Code's own process, its
+// hooks.json schema says) is not read: gemkit cannot show or run it.
 func HookMaps(r *fsutil.Root, man agentread.Value) ([]Entry, error) {
 	srcs, err := sources(r, man, "hooks", "hooks/hooks.json")
 	if err != nil {
@@ -250,6 +253,9 @@ func HookMaps(r *fsutil.Root, man agentread.Value) ([]Entry, error) {
 	for _, src := range srcs {
 		w := src.v
 		if !src.inline {
+			if _, has := src.v.Get("modules"); has {
+				return nil, fmt.Errorf("%s: names a hooks module (\"modules\", JavaScript Claude Code loads into its own process), which gemkit does not read or run: not read", src.where)
+			}
 			var has bool
 			if w, has = src.v.Get("hooks"); !has {
 				return nil, fmt.Errorf("%s: no \"hooks\" object: not read", src.where)
