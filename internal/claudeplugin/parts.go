@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/agentread"
@@ -367,15 +369,15 @@ func names(r *fsutil.Root, man agentread.Value, key, def string) ([]string, erro
 	return out, nil
 }
 
-// dirMarkets are the directory marketplaces one List has opened, by
-// folder: each one's .claude-plugin/marketplace.json is read once
-// however many of its plugins are installed (read again for each, 50
-// plugins of one marketplace were three quarters of what `gemkit
-// plugins list` allocated, and most of its time: bench/plugins).
+// dirMarkets are the marketplaces one List has opened, by folder: each
+// one's .claude-plugin/marketplace.json is read once however many of
+// its plugins are installed (read again for each, 50 plugins of one
+// marketplace were three quarters of what `gemkit plugins list`
+// allocated, and most of its time: bench/plugins).
 type dirMarkets map[string]*dirMarket
 
-// dirMarket is one directory marketplace, open, and its plugins
-// entries, or why it could not be read.
+// dirMarket is one marketplace's folder, open, and its plugins entries,
+// or why it could not be read.
 type dirMarket struct {
 	r       *fsutil.Root
 	file    string // the marketplace file's path, for the messages
@@ -383,7 +385,8 @@ type dirMarket struct {
 		Name   string          `json:"name"`
 		Source json.RawMessage `json:"source"`
 	}
-	err error
+	values []agentread.Value // the entries as read, for their other keys
+	err    error
 }
 
 const marketFile = ".claude-plugin/marketplace.json"
@@ -400,16 +403,54 @@ func (d dirMarkets) open(loc string) *dirMarket {
 		return m
 	}
 	m.file = m.r.Path(marketFile)
-	var v struct {
+	v, err := readValue(m.r, marketFile)
+	if err != nil {
+		m.err = err
+		return m
+	}
+	var top struct {
 		Plugins []struct {
 			Name   string          `json:"name"`
 			Source json.RawMessage `json:"source"`
 		} `json:"plugins"`
 	}
-	m.err = readJSON(m.r, marketFile, &v)
-	m.entries = v.Plugins
+	if err := agentread.Decode(v, &top, false); err != nil {
+		m.err = fmt.Errorf("%s: %w", m.file, err)
+		return m
+	}
+	m.entries = top.Plugins
+	if pl, ok := v.Get("plugins"); ok {
+		m.values, _ = pl.Elems()
+	}
 	return m
 }
+
+// entryParts are the keys by which the marketplace's entries for the
+// plugin name add to it: parts of their own, or "strict": false (the
+// entry is then the plugin's manifest). Claude Code 2.1.330 loads them
+// (tried: an entry's hooks, lspServers and commands load; twelve LSP
+// plugins of anthropics/claude-plugins-official are only such an
+// entry); gemkit does not read them yet.
+func (m *dirMarket) entryParts(name string) []string {
+	var keys []string
+	for i, e := range m.entries {
+		if e.Name != name || i >= len(m.values) {
+			continue
+		}
+		for _, k := range m.values[i].Keys() {
+			if v, _ := m.values[i].Get(k); slices.Contains(entryPartKeys, k) {
+				keys = append(keys, strconv.Quote(k))
+			} else if k == "strict" && !v.Truthy() {
+				keys = append(keys, `"strict": `+string(v.JSON(false)))
+			}
+		}
+	}
+	return keys
+}
+
+// entryPartKeys are the keys of a plugin's manifest that bring parts
+// (Claude Code 2.1.330's manifest schema), which an entry may carry too.
+var entryPartKeys = []string{"commands", "agents", "skills", "hooks", "mcpServers", "lspServers", "monitors", "outputStyles", "themes", "workflows", "binaries", "settings", "experimental"}
 
 // close closes every marketplace opened.
 func (d dirMarkets) close() {

@@ -226,6 +226,9 @@ func plugin(id string, rec installRec, markets map[string]market, dirs dirMarket
 	if ok && m.Source.Source == "directory" {
 		p.Root, err = dirs.root(m.InstallLocation, p.Name)
 	}
+	if err == nil && ok && m.InstallLocation != "" {
+		err = entryParts(dirs.open(m.InstallLocation), p.Name)
+	}
 	if err == nil {
 		err = readParts(&p)
 	}
@@ -236,6 +239,20 @@ func plugin(id string, rec installRec, markets map[string]market, dirs dirMarket
 			Scope: p.Scope, Path: p.Path, Root: p.Root, Project: p.Project, Enabled: p.Enabled, Runs: p.Runs, Unreadable: err.Error()}
 	}
 	return p
+}
+
+// entryParts refuses a plugin whose marketplace entry adds to it
+// (dirMarket.entryParts): listed without what the entry brings, it would
+// show less than Claude Code runs. A marketplace whose file is not there
+// to read (a clone gone) is not looked into.
+func entryParts(m *dirMarket, name string) error {
+	if m.err != nil {
+		return nil
+	}
+	if keys := m.entryParts(name); len(keys) > 0 {
+		return fmt.Errorf("%s: the entry of %q gives it %s, which gemkit does not read yet: not read", m.file, name, strings.Join(keys, ", "))
+	}
+	return nil
 }
 
 // scopeFile is one settings file's enabledPlugins.
