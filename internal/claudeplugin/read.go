@@ -226,7 +226,7 @@ func plugin(id string, rec installRec, markets map[string]market, dirs dirMarket
 	if ok && m.Source.Source == "directory" {
 		p.Root, err = dirs.root(m.InstallLocation, p.Name)
 	}
-	if err == nil && ok && m.InstallLocation != "" {
+	if err == nil && ok && filepath.IsAbs(m.InstallLocation) {
 		err = entryParts(dirs.open(m.InstallLocation), p.Name)
 	}
 	if err == nil {
