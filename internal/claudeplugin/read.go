@@ -196,16 +196,18 @@ func List(dir, project string) (*Home, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	dirs := dirMarkets{}
+	defer dirs.close()
 	for _, id := range ids {
 		for _, rec := range inst.Plugins[id] {
-			h.Plugins = append(h.Plugins, plugin(id, rec, markets, scopes))
+			h.Plugins = append(h.Plugins, plugin(id, rec, markets, dirs, scopes))
 		}
 	}
 	return h, nil
 }
 
 // plugin reads one installation record.
-func plugin(id string, rec installRec, markets map[string]market, scopes []scopeFile) Plugin {
+func plugin(id string, rec installRec, markets map[string]market, dirs dirMarkets, scopes []scopeFile) Plugin {
 	p := Plugin{ID: id, Version: rec.Version, Scope: rec.Scope, Path: rec.InstallPath, Project: rec.ProjectPath, Runs: Runs, Enabled: []Scope{}}
 	p.Name, p.Marketplace, _ = strings.Cut(id, "@")
 	p.Root = rec.InstallPath
@@ -222,7 +224,10 @@ func plugin(id string, rec installRec, markets map[string]market, scopes []scope
 	}
 	err := error(nil)
 	if ok && m.Source.Source == "directory" {
-		p.Root, err = directoryRoot(m.InstallLocation, p.Name)
+		p.Root, err = dirs.root(m.InstallLocation, p.Name)
+	}
+	if err == nil && ok && filepath.IsAbs(m.InstallLocation) {
+		err = entryParts(dirs.open(m.InstallLocation), p.Name)
 	}
 	if err == nil {
 		err = readParts(&p)
@@ -234,6 +239,20 @@ func plugin(id string, rec installRec, markets map[string]market, scopes []scope
 			Scope: p.Scope, Path: p.Path, Root: p.Root, Project: p.Project, Enabled: p.Enabled, Runs: p.Runs, Unreadable: err.Error()}
 	}
 	return p
+}
+
+// entryParts refuses a plugin whose marketplace entry adds to it
+// (dirMarket.entryParts): listed without what the entry brings, it would
+// show less than Claude Code runs. A marketplace whose file is not there
+// to read (a clone gone) is not looked into.
+func entryParts(m *dirMarket, name string) error {
+	if m.err != nil {
+		return nil
+	}
+	if keys := m.entryParts(name); len(keys) > 0 {
+		return fmt.Errorf("%s: the entry of %q gives it %s, which gemkit does not read yet: not read", m.file, name, strings.Join(keys, ", "))
+	}
+	return nil
 }
 
 // scopeFile is one settings file's enabledPlugins.
