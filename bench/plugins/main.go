@@ -21,7 +21,6 @@ import (
 	"log"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -64,7 +63,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	claude, err := claudeBinary(root)
+	claude, err := benchenv.ClaudeCode(root)
 	if err != nil {
 		return err
 	}
@@ -115,22 +114,6 @@ func run(o options) error {
 		report(r)
 	}
 	return nil
-}
-
-// claudeBinary is the pinned Claude Code's native executable in
-// interop/node_modules (as internal/claudetest finds it).
-func claudeBinary(root string) (string, error) {
-	mods := filepath.Join(root, "interop", "node_modules", "@anthropic-ai")
-	for _, bin := range []string{
-		filepath.Join(mods, "claude-code", "bin", "claude.exe"),
-		filepath.Join(mods, "claude-code-linux-"+map[string]string{"amd64": "x64"}[runtime.GOARCH], "claude"),
-		filepath.Join(mods, "claude-code-linux-"+runtime.GOARCH, "claude"),
-	} {
-		if fi, err := os.Stat(bin); err == nil && fi.Size() > 1<<20 {
-			return bin, nil
-		}
-	}
-	return "", fmt.Errorf("no native Claude Code binary in %s: run `npm install --no-save` in interop/", mods)
 }
 
 // measure runs each row's command line in dir, in rounds (one run of

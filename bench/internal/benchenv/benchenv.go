@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"time"
 )
 
@@ -109,4 +110,22 @@ func Poll(d, every time.Duration, f func() error) error {
 		}
 		time.Sleep(every)
 	}
+}
+
+// ClaudeCode is the pinned Claude Code's native executable in
+// interop/node_modules under root (as internal/claudetest finds it: the
+// package's postinstall puts it at bin/claude.exe, else the platform
+// package holds it).
+func ClaudeCode(root string) (string, error) {
+	mods := filepath.Join(root, "interop", "node_modules", "@anthropic-ai")
+	for _, bin := range []string{
+		filepath.Join(mods, "claude-code", "bin", "claude.exe"),
+		filepath.Join(mods, "claude-code-linux-"+map[string]string{"amd64": "x64"}[runtime.GOARCH], "claude"),
+		filepath.Join(mods, "claude-code-linux-"+runtime.GOARCH, "claude"),
+	} {
+		if fi, err := os.Stat(bin); err == nil && fi.Size() > 1<<20 {
+			return bin, nil
+		}
+	}
+	return "", fmt.Errorf("no native Claude Code binary in %s: run `npm install --no-save` in interop/", mods)
 }
