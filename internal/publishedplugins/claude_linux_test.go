@@ -37,6 +37,9 @@ type plugin struct {
 	parts []string
 	// check is run on the model's requests once the session ended well.
 	check func(t *testing.T, s *session, reqs []*claudetest.Request)
+	// refused, when set, is what `gemkit plugins sandbox` says when it
+	// refuses to switch the plugin: the switched rows expect it.
+	refused string
 }
 
 // row is a plugin run in a session as installed (bare: Claude Code runs
@@ -46,6 +49,8 @@ type plugin struct {
 type row struct {
 	plugin   *plugin
 	switched bool
+	// unprivileged runs every process of the row as uid 65534.
+	unprivileged bool
 }
 
 // id is the plugin's PLUGIN@MARKETPLACE.
@@ -57,7 +62,10 @@ func (p *plugin) id() string {
 }
 
 func (r row) String() string {
-	if r.switched {
+	switch {
+	case r.switched && r.unprivileged:
+		return r.plugin.name + "/switched-uid65534"
+	case r.switched:
 		return r.plugin.name + "/switched"
 	}
 	return r.plugin.name + "/bare"
@@ -75,15 +83,24 @@ func TestPublishedPluginsRealClaude(t *testing.T) {
 	claude := claudetest.Binary(t)
 	var rows []row
 	for _, p := range plugins {
-		rows = append(rows, row{plugin: p})
+		rows = append(rows, row{plugin: p}, row{plugin: p, switched: true}, row{plugin: p, switched: true, unprivileged: true})
 	}
 	for _, r := range rows {
 		t.Run(r.String(), func(t *testing.T) {
+			if r.unprivileged && os.Getuid() != 0 {
+				t.Skip("needs root to run everything as uid 65534; CI runs as root")
+			}
 			s := newSession(t, claude, r.plugin)
 			model := claudetest.StartModel(t, r.plugin.prepare(t, s))
 			s.start(t, model)
+			if r.unprivileged {
+				s.asNobody(t)
+			}
 			s.install(t, r.plugin)
 			s.checkRead(t, r.plugin)
+			if r.switched && !s.switchOn(t, r.plugin) {
+				return // refused, in the words the row expects
+			}
 			out, err := s.run(t, "Go on.")
 			reqs := model.Requests()
 			if err != nil || len(reqs) == 0 {
@@ -106,6 +123,12 @@ type session struct {
 	env                          []string
 	allow                        []string // --allowedTools of the run
 	extraEnv                     []string // what the plugin's servers are given beside claudetest.Home's
+	// user, when set, is the command that runs each process as uid
+	// 65534 (setpriv), before its own.
+	user []string
+	// tools are the names the session's tools have once the plugin is
+	// switched (the twin's server's), by the names they have bare.
+	tools map[string]string
 }
 
 // newSession copies p's vendored folder where Claude Code installs it
@@ -205,14 +228,25 @@ func (s *session) run(t *testing.T, prompt string) (string, error) {
 	t.Helper()
 	args := []string{"-p"}
 	if len(s.allow) > 0 {
-		args = append(args, "--allowedTools", strings.Join(s.allow, ","))
+		var allow []string
+		for _, a := range s.allow {
+			allow = append(allow, s.tool(a))
+		}
+		args = append(args, "--allowedTools", strings.Join(allow, ","))
 	}
 	out, err := s.command(t, append(args, "--", prompt)...).CombinedOutput()
 	return string(out), err
 }
 
 func (s *session) command(t *testing.T, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(t.Context(), s.claude, args...)
+	return s.commandOf(t, s.claude, args...)
+}
+
+// commandOf runs the program prog with args in the project, with the
+// session's environment, as the session's user.
+func (s *session) commandOf(t *testing.T, prog string, args ...string) *exec.Cmd {
+	argv := append(append(slices.Clone(s.user), prog), args...)
+	cmd := exec.CommandContext(t.Context(), argv[0], argv[1:]...)
 	cmd.Dir = s.proj
 	cmd.Env = s.env
 	return cmd
@@ -233,7 +267,7 @@ var context7 = &plugin{
 	prepare: func(t *testing.T, s *session) func(*claudetest.Request) claudetest.Reply {
 		serveNPM(t, s, "@upstash/context7-mcp")
 		s.allow = []string{context7Tool}
-		return claudetest.CallTool(context7Tool, map[string]any{"libraryName": "react", "query": "How do I use hooks?"}, context7Answer, "Looked it up.")
+		return s.callTool(context7Tool, map[string]any{"libraryName": "react", "query": "How do I use hooks?"}, context7Answer, "Looked it up.")
 	},
 	check: func(t *testing.T, _ *session, reqs []*claudetest.Request) {
 		if !answered(reqs, context7Answer) {
@@ -287,7 +321,7 @@ var chromeDevTools = &plugin{
 		serveNPM(t, s, "chrome-devtools-mcp")
 		s.extraEnv = []string{"CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1"}
 		s.allow = []string{chromeTool}
-		return claudetest.CallTool(chromeTool, map[string]any{}, chromeAnswer, "No browser.")
+		return s.callTool(chromeTool, map[string]any{}, chromeAnswer, "No browser.")
 	},
 	check: func(t *testing.T, _ *session, reqs []*claudetest.Request) {
 		if !answered(reqs, chromeAnswer) {
