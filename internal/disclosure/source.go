@@ -2,6 +2,7 @@ package disclosure
 
 import (
 	"fmt"
+	"github.com/gemkit/gemkit/internal/agentplugin"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,7 +81,7 @@ func (s storeSource) Stamp(last *Set) string {
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
 		stamp(&b, p)
-		stampFiles(&b, p, extension.ManifestFile, extension.InstallMetadataFile, ".env")
+		stampFiles(&b, p, extension.ManifestFile, extension.InstallMetadataFile, ".env", agentplugin.ManifestFile, agentplugin.MCPFile)
 	}
 	if last != nil {
 		var outside []string
@@ -91,7 +92,7 @@ func (s storeSource) Stamp(last *Set) string {
 		}
 		sort.Strings(outside)
 		for _, d := range outside {
-			stampFiles(&b, d, extension.ManifestFile, ".env")
+			stampFiles(&b, d, extension.ManifestFile, ".env", agentplugin.ManifestFile, agentplugin.MCPFile)
 		}
 	}
 	return b.String()
@@ -108,7 +109,7 @@ func (s dirSource) Describe() string { return "the extension in " + s.dir }
 
 func (s dirSource) Stamp(*Set) string {
 	var b strings.Builder
-	stampFiles(&b, s.dir, extension.ManifestFile, ".env")
+	stampFiles(&b, s.dir, extension.ManifestFile, ".env", agentplugin.ManifestFile, agentplugin.MCPFile)
 	return b.String()
 }
 

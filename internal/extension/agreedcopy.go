@@ -94,22 +94,23 @@ func (s *Store) AgreedCopy(ext *Extension) string {
 	if dir == "" {
 		return ""
 	}
-	m, err := readManifestOf(dir)
+	m, err := readManifestOf(dir, ext.manifestFile())
 	if err != nil || !bytes.Equal(m, ext.Raw) {
 		return ""
 	}
 	return dir
 }
 
-// readManifestOf reads the manifest of the folder dir, a copy of
+// readManifestOf reads the manifest (name: gemini-extension.json, or a
+// plugin's plugin.json) of the folder dir, a copy of
 // gemkit's whose files are an extension's: through its Root.
-func readManifestOf(dir string) ([]byte, error) {
+func readManifestOf(dir, name string) ([]byte, error) {
 	root, err := fsutil.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	return root.ReadFile(ManifestFile, agreedCopyManifestLimit)
+	return root.ReadFile(name, agreedCopyManifestLimit)
 }
 
 // ErrNotAgreed is KeepAgreedCopy's error for an extension whose consent

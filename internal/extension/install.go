@@ -223,6 +223,12 @@ func (s *Store) finalDir(name string) string {
 // is what the person agrees to (Root): at dir, an install found nothing
 // yet, and an update the version installed.
 func (s *Store) atFinalPath(ext *Extension, dir string) *Extension {
+	if ext.IsPlugin() {
+		// Nothing of its manifest names its folder.
+		c := *ext
+		c.Dir, c.files = dir, ext.Dir
+		return &c
+	}
 	vars := Variables{ExtensionPath: dir, WorkspacePath: s.workspace}
 	expanded, err := vars.ExpandJSON(ext.Raw)
 	if err != nil {
@@ -255,11 +261,11 @@ func (s *Store) loadFetched(root string, md *InstallMetadata) (*Extension, error
 	default:
 		shown, where = filepath.Join(md.Source, ManifestFile), md.Source
 	}
-	if _, err := lstatIn(root, ManifestFile); errors.Is(err, fs.ErrNotExist) {
+	if _, err := lstatIn(root, ManifestFile); errors.Is(err, fs.ErrNotExist) && !hasPluginManifest(root) {
 		if md.Type == SourceGit && md.Subdir == "" {
 			return nil, subdirError("%s has no %s; if the extension is in a sub-folder of the repository, name that folder", where, ManifestFile)
 		}
-		return nil, fmt.Errorf("%s has no %s", where, ManifestFile)
+		return nil, fmt.Errorf("%s has no %s (nor an Agent Plugins plugin.json)", where, ManifestFile)
 	}
 	return LoadWith(root, LoadOptions{WorkspacePath: s.workspace, shownManifest: shown})
 }

@@ -1,0 +1,137 @@
+package extension
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+
+	"github.com/gemkit/gemkit/internal/agentplugin"
+	"github.com/gemkit/gemkit/internal/fsutil"
+)
+
+// An Agent Plugins 1.0.0 plugin (internal/agentplugin) is taken into the
+// store as an extension: a folder with plugin.json and no
+// gemini-extension.json. Its Extension has Plugin set, and a Manifest
+// made from what the plugin declares: its name, version and
+// description, and its valid mcp.json servers in Gemini CLI's shape, so
+// that consent, the agreed copy, the sandbox and `gemkit mcp` take it
+// as they take an extension's. What the specification does not define
+// (hooks, agents, commands, policies, context files, settings, gemkit's
+// own tools) a plugin has none of, whatever folders it ships: its
+// readers here skip them (§7, §11.3: unsupported component types are
+// ignored). Gemini CLI 0.61 skips such a folder in its extensions folder
+// (no gemini-extension.json: ExtensionManager.loadExtension's "Skipping
+// extension"), and runs nothing of it.
+
+// IsPlugin reports whether e is an Agent Plugins plugin.
+func (e *Extension) IsPlugin() bool { return e != nil && e.Plugin != nil }
+
+// manifestFile is the name of e's manifest in its folder.
+func (e *Extension) manifestFile() string {
+	if e.IsPlugin() {
+		return agentplugin.ManifestFile
+	}
+	return ManifestFile
+}
+
+// loadPlugin is loadIn of a plugin's folder open as root: dir is the
+// folder as the caller named it, shown the manifest as messages name it.
+func loadPlugin(root *fsutil.Root, shown string) (*Extension, error) {
+	p, err := agentplugin.Read(root)
+	if err != nil {
+		var rej *agentplugin.RejectedError
+		if errors.As(err, &rej) {
+			return nil, fmt.Errorf("%s is not an Agent Plugins %s plugin gemkit loads: %s", shown, agentplugin.Version, rej.Where())
+		}
+		return nil, fmt.Errorf("%s: %w", shown, err)
+	}
+	raw, err := root.ReadFile(agentplugin.ManifestFile, maxManifestBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shown, err)
+	}
+	m := &Manifest{Name: p.Name, Version: p.Version, Description: p.Description, AgentPlugin: true, contextNone: true}
+	if len(p.Servers) > 0 {
+		m.MCPServers = map[string]json.RawMessage{}
+		for name, s := range p.Servers {
+			m.MCPServers[name] = geminiShape(s)
+		}
+	}
+	ext := &Extension{Dir: root.Dir(), Manifest: m, Raw: raw, Plugin: p}
+	for _, n := range p.Notes {
+		ext.Problems = append(ext.Problems, Problem{Path: n.File + pathSuffix(n.Path), Message: n.Text,
+			Fix: n.Fix, Effect: EffectWarning})
+	}
+	return ext, nil
+}
+
+func pathSuffix(p string) string {
+	if p == "" {
+		return ""
+	}
+	return ": " + p
+}
+
+// geminiShape is a plugin's server as an extension's mcpServers entry
+// reads: command, args, env and cwd as written (placeholders expanded
+// only at launch, by extmcp), a Streamable HTTP server as httpUrl, an
+// SSE one as url with type sse: the transport each declares, and no
+// other, as Gemini CLI 0.61 takes those keys (createUrlTransport).
+func geminiShape(s agentplugin.Server) json.RawMessage {
+	var v any
+	switch s.Type {
+	case agentplugin.TypeStdio:
+		v = struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args,omitempty"`
+			Env     map[string]string `json:"env,omitempty"`
+			Cwd     string            `json:"cwd,omitempty"`
+		}{s.Command, s.Args, s.Env, s.Cwd}
+	case agentplugin.TypeHTTP:
+		v = struct {
+			HTTPURL string            `json:"httpUrl"`
+			Headers map[string]string `json:"headers,omitempty"`
+		}{s.URL, s.Headers}
+	default:
+		v = struct {
+			URL     string            `json:"url"`
+			Type    string            `json:"type"`
+			Headers map[string]string `json:"headers,omitempty"`
+		}{s.URL, "sse", s.Headers}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// scanPluginSkills is scanSkills of a plugin (§7.1): the SKILL.md of
+// each folder right under skills/ that agentplugin found, each an Agent
+// Skill whose name is its folder's, or skipped with why.
+func scanPluginSkills(root *fsutil.Root, p *agentplugin.Plugin) (skills []Skill, skipped []SkippedSkill) {
+	skills = []Skill{}
+	for _, dir := range p.Skills {
+		f := path.Join(dir, "SKILL.md")
+		sk, why := readSkillFile(root, f)
+		if why == "" {
+			why = agentplugin.SkillProblem(dir, sk.Name, sk.Description)
+		}
+		if why != "" {
+			skipped = append(skipped, SkippedSkill{Location: root.Path(f), Reason: why})
+			continue
+		}
+		skills = append(skills, sk)
+	}
+	sort.Slice(skills, func(i, j int) bool { return skills[i].Location < skills[j].Location })
+	return skills, skipped
+}
+
+// hasPluginManifest reports whether the folder dir holds plugin.json and
+// no gemini-extension.json: an Agent Plugins plugin.
+func hasPluginManifest(dir string) bool {
+	if _, err := lstatIn(dir, ManifestFile); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	_, err := lstatIn(dir, agentplugin.ManifestFile)
+	return err == nil
+}
