@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 
 	"github.com/gemkit/gemkit/internal/agentplugin"
@@ -134,4 +136,64 @@ func hasPluginManifest(dir string) bool {
 	}
 	_, err := lstatIn(dir, agentplugin.ManifestFile)
 	return err == nil
+}
+
+// PluginsDir is where gemkit keeps the Agent Plugins plugins it
+// installed or linked, one entry each as in the extensions folder:
+// ~/.gemini/gemkit/plugins, beside gemkit's other records, out of
+// ~/.gemini/extensions. Gemini CLI 0.61 reads every folder of its
+// extensions folder and, for one without gemini-extension.json, prints
+// "Warning: Skipping extension in …: Configuration file not found" at
+// every start (ExtensionManager.loadExtension), and fails to load any
+// extension when its security.allowedExtensions does not match one's
+// source (_buildExtension throws outside its try): a plugin there would
+// cost every Gemini CLI session a warning, or all its extensions.
+func (s *Store) PluginsDir() string { return filepath.Join(s.stateDir(), "plugins") }
+
+// parentOf is the folder an extension like ext is installed in: the
+// extensions folder, or PluginsDir for a plugin.
+func (s *Store) parentOf(ext *Extension) string {
+	if ext.IsPlugin() {
+		return s.PluginsDir()
+	}
+	return s.Dir()
+}
+
+// listed is an entry of the extensions folder or PluginsDir (parent,
+// whose real path is real).
+type listed struct {
+	fs.DirEntry
+	parent, real string
+}
+
+// entriesIn lists the entries of parent that are folders, or links to
+// folders, and not gemkit's staging folders, sorted by name; what names
+// parent in errors.
+func (s *Store) entriesIn(parent, what string) ([]listed, error) {
+	entries, err := os.ReadDir(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	real, err := filepath.EvalSymlinks(parent)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	var out []listed
+	for _, e := range entries {
+		if isStagingName(e.Name()) {
+			continue
+		}
+		if !e.IsDir() {
+			// A symlink to a folder is an extension too.
+			fi, err := os.Stat(filepath.Join(parent, e.Name()))
+			if err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		out = append(out, listed{DirEntry: e, parent: parent, real: real})
+	}
+	return out, nil
 }
