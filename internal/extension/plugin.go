@@ -66,6 +66,13 @@ func loadPlugin(root *fsutil.Root, shown string) (*Extension, error) {
 		ext.Problems = append(ext.Problems, Problem{Path: n.File + pathSuffix(n.Path), Message: n.Text,
 			Fix: n.Fix, Effect: EffectWarning})
 	}
+	// §7.1: a skill that is not an Agent Skill is skipped, and said.
+	_, skipped := scanPluginSkills(root, p)
+	for _, s := range skipped {
+		rel, _ := root.Rel(s.Location)
+		ext.Problems = append(ext.Problems, Problem{Path: filepath.ToSlash(rel), Message: s.Reason + ": this skill is skipped",
+			Fix: "make its SKILL.md an Agent Skill (agentskills.io/specification)", Effect: EffectWarning})
+	}
 	return ext, nil
 }
 
