@@ -38,11 +38,15 @@ func (p *Plugin) findSkills(root *fsutil.Root) {
 	}
 	for _, e := range entries {
 		dir := path.Join(SkillsDir, e.Name())
-		if st, err := root.Stat(dir); err != nil || !st.IsDir() {
+		st, err := root.Stat(dir)
+		if errors.Is(err, fsutil.ErrOutside) {
+			p.note(dir, "", "it is a link out of the plugin's folder (§4.1): this skill is skipped", skillsFix)
+		}
+		if err != nil || !st.IsDir() {
 			continue
 		}
 		file := path.Join(dir, "SKILL.md")
-		st, err := root.Stat(file)
+		st, err = root.Stat(file)
 		switch {
 		case errors.Is(err, fsutil.ErrOutside):
 			p.note(file, "", "it is a link out of the plugin's folder (§4.1): this skill is skipped", skillsFix)
