@@ -48,13 +48,13 @@ var serverFields = map[string]map[string]bool{
 	TypeSSE:   {"type": true, "url": true, "headers": true},
 }
 
-// readMCP reads mcp.json into p.Servers. Whatever is wrong with the
-// file leaves the plugin without MCP servers (§6.2, §7.2.2(2)), and
-// with an entry only that entry is skipped (§7.2.2(3)); each with a
-// note.
-func (p *Plugin) readMCP(root *fsutil.Root) {
+// readMCP reads mcp.json into p.Servers, and returns its bytes (nil
+// when none could be read). Whatever is wrong with the file leaves the
+// plugin without MCP servers (§6.2, §7.2.2(2)), and with an entry only
+// that entry is skipped (§7.2.2(3)); each with a note.
+func (p *Plugin) readMCP(root *fsutil.Root) []byte {
 	if _, err := root.Lstat(MCPFile); errors.Is(err, fs.ErrNotExist) {
-		return // §6.2: absent is no error
+		return nil // §6.2: absent is no error
 	}
 	off := func(why string) {
 		p.note(MCPFile, "", why+": the plugin's MCP servers are not loaded", "correct mcp.json as said; the plugin's skills load meanwhile")
@@ -63,38 +63,38 @@ func (p *Plugin) readMCP(root *fsutil.Root) {
 	switch {
 	case errors.Is(err, fsutil.ErrOutside):
 		off("it is a link out of the plugin's folder (§4.1)")
-		return
+		return nil
 	case errors.Is(err, fsutil.ErrNotRegular):
 		off("it is not a regular file (§6.2)")
-		return
+		return nil
 	case err != nil:
 		off(err.Error())
-		return
+		return nil
 	}
 	v, err := agentread.ParseJSONUnique(data)
 	if err != nil {
 		off("it is not JSON every client reads alike (" + err.Error() + ")")
-		return
+		return data
 	}
 	if !v.IsObject() {
 		off("it is a JSON " + v.Kind().String() + ", not an object")
-		return
+		return data
 	}
 	for _, k := range v.Keys() {
 		if k != "$schema" && k != "mcpServers" {
 			off("it has the field " + quoteKey(k) + "; Agent Plugins 1.0.0 allows only $schema and mcpServers (§7.2.1)")
-			return
+			return data
 		}
 	}
 	schema, ok := v.Get("$schema")
 	if s, isStr := schema.Str(); !ok || !isStr || s != MCPSchema {
 		off(fmt.Sprintf("its $schema is not %s, the version plugin.json targets (§10.1)", MCPSchema))
-		return
+		return data
 	}
 	servers, ok := v.Get("mcpServers")
 	if !ok || !servers.IsObject() {
 		off("its mcpServers is missing or not an object (§7.2.1)")
-		return
+		return data
 	}
 	for _, name := range servers.Keys() {
 		def, _ := servers.Get(name)
@@ -106,6 +106,7 @@ func (p *Plugin) readMCP(root *fsutil.Root) {
 		p.literalNotes(name, s)
 		p.Servers[name] = s
 	}
+	return data
 }
 
 // checkServer reads one entry of mcpServers, or says why it is invalid.

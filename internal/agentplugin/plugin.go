@@ -61,6 +61,34 @@ type Plugin struct {
 	// non-object extensions, a component type or entry skipped, text
 	// kept literal (§5.2, §8.1, §7.2.2, §9.2, §11.3).
 	Notes []Note
+	// Raw is what declares what the plugin runs, as read: plugin.json's
+	// bytes, then mcp.json's when it was read (rawOf). Consent to the
+	// plugin binds it as an extension's binds its manifest: a copy as
+	// agreed to stands for the plugin only while its Raw is this.
+	Raw []byte
+}
+
+// rawOf is Raw of a plugin.json and an mcp.json (nil: none was read).
+func rawOf(manifest, mcp []byte) []byte {
+	out := append([]byte(nil), manifest...)
+	if mcp != nil {
+		out = append(append(out, "\x00"+MCPFile+"\x00"...), mcp...)
+	}
+	return out
+}
+
+// ReadRaw reads Raw of the plugin whose root is root, as Read reads its
+// files, checking nothing else.
+func ReadRaw(root *fsutil.Root) ([]byte, error) {
+	manifest, err := root.ReadFile(ManifestFile, maxFile)
+	if err != nil {
+		return nil, err
+	}
+	mcp, err := root.ReadFile(MCPFile, maxFile)
+	if err != nil {
+		mcp = nil
+	}
+	return rawOf(manifest, mcp), nil
 }
 
 // Note is one report about a plugin: the file, the value's place in it
@@ -121,7 +149,7 @@ func Read(root *fsutil.Root) (*Plugin, error) {
 	if err := p.manifest(data); err != nil {
 		return nil, err
 	}
-	p.readMCP(root)
+	p.Raw = rawOf(data, p.readMCP(root))
 	p.findSkills(root)
 	return p, nil
 }

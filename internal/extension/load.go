@@ -45,7 +45,7 @@ type Extension struct {
 	Problems []Problem
 	// Plugin, for a folder with an Agent Plugins plugin.json and no
 	// gemini-extension.json, is the plugin read (plugin.go); Raw is
-	// then its plugin.json.
+	// then its plugin.json and mcp.json (agentplugin.Plugin.Raw).
 	Plugin *agentplugin.Plugin
 }
 

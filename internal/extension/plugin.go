@@ -50,10 +50,6 @@ func loadPlugin(root *fsutil.Root, shown string) (*Extension, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
-	raw, err := root.ReadFile(agentplugin.ManifestFile, maxManifestBytes)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", shown, err)
-	}
 	m := &Manifest{Name: p.Name, Version: p.Version, Description: p.Description, AgentPlugin: true, contextNone: true}
 	if len(p.Servers) > 0 {
 		m.MCPServers = map[string]json.RawMessage{}
@@ -61,7 +57,7 @@ func loadPlugin(root *fsutil.Root, shown string) (*Extension, error) {
 			m.MCPServers[name] = geminiShape(s)
 		}
 	}
-	ext := &Extension{Dir: root.Dir(), Manifest: m, Raw: raw, Plugin: p}
+	ext := &Extension{Dir: root.Dir(), Manifest: m, Raw: p.Raw, Plugin: p}
 	for _, n := range p.Notes {
 		ext.Problems = append(ext.Problems, Problem{Path: n.File + pathSuffix(n.Path), Message: n.Text,
 			Fix: n.Fix, Effect: EffectWarning})
