@@ -120,8 +120,10 @@ func startRemoteProbe(t *testing.T, name string, sse bool) *remoteProbe {
 	return r
 }
 
-// setUpProbe writes, installs and serves the probe plugin.
-func setUpProbe(t *testing.T) *probeRun {
+// setUpProbe writes, installs and serves the probe plugin; unprivileged:
+// gemkit mcp, its servers and every later gemkit command run as uid
+// 65534.
+func setUpProbe(t *testing.T, unprivileged bool) *probeRun {
 	gemkittest.Interop(t) // node, for the servers
 	p := &probeRun{f: newFixture(t)}
 	f := p.f
@@ -171,7 +173,10 @@ func setUpProbe(t *testing.T) *probeRun {
 	}
 	// gemkit mcp's own environment names another PLUGIN_ROOT, passed
 	// to the servers by name (--allow-env): the client's wins (§9.1).
-	p.c = startClient(t, f, []string{"PLUGIN_ROOT=/evil"}, "stdio", f.bin, "mcp", "--workspace", f.ws)
+	if unprivileged {
+		asUnprivileged(t, f)
+	}
+	p.c = startClient(t, f, []string{"PLUGIN_ROOT=/evil"}, append([]string{"stdio"}, mcpCommand(f)...)...)
 	var tools []struct{ Name string }
 	p.c.do(map[string]any{"op": "listTools"}, &tools)
 	for _, tl := range tools {

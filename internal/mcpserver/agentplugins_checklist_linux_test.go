@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // appendixA is one item of the Agent Plugins 1.0.0 conformance checklist
@@ -21,13 +23,16 @@ type appendixA struct {
 
 // TestAgentPluginsAppendixA checks every item of Appendix A, one row
 // each, in its order. gemkit's plugin client supports both component
-// types (skills and MCP servers) and all three transports.
+// types (skills and MCP servers) and all three transports. As root and
+// as uid 65534.
 func TestAgentPluginsAppendixA(t *testing.T) {
 	t.Parallel()
-	p := setUpProbe(t)
-	for _, row := range appendixATable() {
-		t.Run(row.group+"/"+row.item, func(t *testing.T) { row.check(t, p) })
-	}
+	gemkittest.AsRootAndUnprivileged(t, func(t *testing.T, unprivileged bool) {
+		p := setUpProbe(t, unprivileged)
+		for _, row := range appendixATable() {
+			t.Run(row.group+"/"+row.item, func(t *testing.T) { row.check(t, p) })
+		}
+	})
 	if _, err := os.Stat("/tmp/" + hookMarker); err == nil {
 		t.Errorf("something ran the plugin's hooks/hooks.json")
 	}
@@ -112,6 +117,11 @@ func discoveryRows() []appendixA {
 			wantIn(t, "validate", p.validate, "its name notbad is not its folder's, bad")
 			r := p.c.call(map[string]any{"op": "callTool", "name": "read_doc", "args": map[string]any{"extension": "probe", "name": "skill:greet"}})
 			wantIn(t, "the skill", r.text(), "hello-skill-5093")
+			var read struct{ Contents []struct{ URI, Text string } }
+			p.c.do(map[string]any{"op": "readResource", "uri": "gemkit-doc://probe/skill:greet"}, &read)
+			if len(read.Contents) != 1 || !strings.Contains(read.Contents[0].Text, "hello-skill-5093") {
+				t.Errorf("the skill as a resource: %+v", read)
+			}
 			wantIn(t, "the tools", p.tools, " probe_main ", " probe_rel ", " probe_far_lookup ", " probe_sse_lookup ")
 		}},
 		{g, "Ignore missing fixed locations without error (§6.2)", func(t *testing.T, p *probeRun) {
