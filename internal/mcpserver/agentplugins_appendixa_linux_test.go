@@ -19,9 +19,9 @@ import (
 
 // The probe plugin of TestAgentPluginsAppendixA: one plugin holding an
 // example of every item of the checklist, installed with `gemkit
-// extensions install` and served by one gemkit mcp. PLUGINROOT-free:
-// the placeholders below are the specification's own, and FAR and
-// LEGACY are the loopback servers' URLs.
+// extensions install` and served by one gemkit mcp. The ${…} below are
+// left for gemkit to expand or keep; FAR and LEGACY are replaced by the
+// loopback servers' URLs.
 const (
 	probePluginJSON = `{
   "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
