@@ -88,10 +88,22 @@ func load(st *extension.Store, limit int) (*Set, error) {
 	}
 	enabled, enErr := st.Enablements()
 	s := &Set{Workspace: st.Workspace()}
+	extNames := map[string]bool{}
+	for _, in := range all {
+		if m := in.Manifest(); m != nil && !m.AgentPlugin {
+			extNames[m.Name] = true
+		}
+	}
 	for _, in := range all {
 		name := in.Name
 		if m := in.Manifest(); m != nil {
 			name = m.Name
+		}
+		if m := in.Manifest(); m != nil && m.AgentPlugin && extNames[name] {
+			// Installed by Gemini CLI beside gemkit's plugin, which it
+			// does not see: one name, two things; neither is guessed at.
+			s.Skipped = append(s.Skipped, Skipped{name, "an extension in Gemini CLI's extensions folder has the same name; gemkit serves that extension, not this Agent Plugins plugin: uninstall one of them"})
+			continue
 		}
 		if !enabled(in.Name).Workspace {
 			s.Skipped = append(s.Skipped, Skipped{name, "disabled in this workspace"})
