@@ -22,7 +22,7 @@ type Input struct {
 	// Home is gemkit's plugin home TH, and Gemkit gemkit's program by
 	// its full path: the twin plugin's runners name both.
 	Home, Gemkit string
-	Vars Vars
+	Vars         Vars
 }
 
 // Twin is a plugin converted: the files gemkit writes over the copy of
