@@ -264,8 +264,8 @@ func (o object) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(m.k)
-		v, err := json.Marshal(m.v)
+		k, _ := marshal(m.k)
+		v, err := marshal(m.v)
 		if err != nil {
 			return nil, err
 		}
@@ -277,10 +277,22 @@ func (o object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// marshal is v as JSON, <, > and & as they are (JSON.parse reads
+// either; a person reads these).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // indent is o as a file: two spaces, as Claude Code and Gemini CLI
 // write theirs, and a newline.
 func (o object) indent() []byte {
-	raw, err := json.Marshal(o)
+	raw, err := marshal(o)
 	if err != nil {
 		panic(err) // only strings, numbers and raw JSON that parsed
 	}

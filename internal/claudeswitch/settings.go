@@ -89,7 +89,7 @@ func (t tree) get(k string) (json.RawMessage, bool) {
 }
 
 func (t tree) set(k string, v any) tree {
-	raw, _ := json.Marshal(v)
+	raw, _ := marshal(v)
 	for i, m := range t {
 		if m.k == k {
 			t[i].v = json.RawMessage(raw)
@@ -118,7 +118,7 @@ func (t tree) sub(k string) (tree, bool) {
 }
 
 func (t tree) bytes() []byte {
-	raw, _ := json.Marshal(object(t))
+	raw, _ := marshal(object(t))
 	var b bytes.Buffer
 	_ = json.Indent(&b, raw, "", "  ")
 	b.WriteByte('\n')
@@ -234,4 +234,27 @@ func writeSettings(path string, data []byte) error {
 		return fsutil.ReplaceFile(path, data)
 	}
 	return fsutil.WriteFileAtomic(path, data, 0o600)
+}
+
+// UserConfig reads the values the person gave Claude Code for the
+// plugin id's user_config keys: its user settings' pluginConfigs[id].options,
+// each string, number or boolean as JavaScript's String makes it. A
+// sensitive value Claude Code keeps in its credentials is not there,
+// and a ${user_config.KEY} of it refuses the switch (Vars.expand).
+func UserConfig(path, id string) (map[string]string, error) {
+	v, _, _, err := readSettings(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	pc, _ := v.Get("pluginConfigs")
+	c, _ := pc.Get(id)
+	opts, _ := c.Get("options")
+	for _, k := range opts.Keys() {
+		o, _ := opts.Get(k)
+		if s, ok := o.JSString(); ok && o.Kind() != agentread.Null && o.Kind() != agentread.Undefined {
+			out[k] = s
+		}
+	}
+	return out, nil
 }

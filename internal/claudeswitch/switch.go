@@ -340,3 +340,24 @@ func (r *Records) Switched() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Annotate says in each plugin of h where its parts run now
+// (Status.Runs), and leaves out the twins, which are gemkit's own: the
+// plugin each is of says it runs in gemkit's sandbox.
+func (s *Switch) Annotate(h *claudeplugin.Home) error {
+	recs, err := s.ReadRecords()
+	if err != nil {
+		return err
+	}
+	out := h.Plugins[:0]
+	for i := range h.Plugins {
+		p := &h.Plugins[i]
+		if p.Marketplace == Marketplace {
+			continue
+		}
+		p.Runs = s.StatusOf(recs, p).Runs()
+		out = append(out, *p)
+	}
+	h.Plugins = out
+	return nil
+}

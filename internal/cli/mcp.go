@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/buildinfo"
+	"github.com/gemkit/gemkit/internal/claudeswitch"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
@@ -43,6 +44,9 @@ type mcpFlags struct {
 	// servers serves every enabled extension's own stdio MCP servers,
 	// sandboxed, not only those switched to gemkit.
 	servers bool
+	// only serves the one extension of that name (a switched Claude
+	// Code plugin's twin).
+	only string
 }
 
 const mcpLong = `Serve the executable tools and docs of the extensions enabled in the workspace
@@ -192,6 +196,7 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.BoolVar(&o.codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
 	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
 	f.BoolVar(&o.servers, "extension-servers", false, "serve every enabled extension's own MCP servers (stdio ones in gemkit's sandbox, remote ones connected to as they are), not only those switched to gemkit (gemkit extensions sandbox NAME): for clients other than Gemini CLI, which starts the others itself; off with --extension")
+	f.StringVar(&o.only, "only", "", "serve the extension of this name alone (the twin of a Claude Code plugin switched with gemkit plugins sandbox runs this)")
 	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
@@ -297,8 +302,13 @@ const releaseAfter = 5 * time.Second
 // one in --extension, running tools through runner.
 func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, servers *extmcp.Manager) (*mcpserver.Server, error) {
 	src := disclosure.StoreSource(st)
-	if o.extDir != "" {
+	switch {
+	case o.extDir != "" && o.only != "":
+		return nil, errors.New("--extension serves the extension of a folder, --only one of the store's: give one")
+	case o.extDir != "":
 		src = disclosure.DirSource(o.extDir, st.Workspace())
+	case o.only != "":
+		src = disclosure.Only(st, o.only)
 	}
 	src, err := disclosure.NameLimited(src, o.nameLimit)
 	if err != nil {
@@ -325,7 +335,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 		ProgressInterval: o.progressInterval,
 		CodeIntel:        tools,
 		Servers:          servers,
-		ChooseServers:    policy.Choose(),
+		ChooseServers:    o.chooseServers(policy, st.Home()),
 		UnservedServers:  policy.Unserved,
 	})
 	var verr *extension.ValidationError
@@ -342,6 +352,15 @@ func (o *mcpFlags) servePolicy(a *app, st *extension.Store) extmcp.Policy {
 	p := servePolicy(a, st)
 	p.All = o.servers
 	return p
+}
+
+// chooseServers is the policy's choice of servers, of --only's
+// extension alone when given (claudeswitch.ServeOnly).
+func (o *mcpFlags) chooseServers(p extmcp.Policy, home string) extmcp.Choose {
+	if o.only == "" {
+		return p.Choose()
+	}
+	return claudeswitch.ServeOnly(p.Choose(), home, o.only)
 }
 
 // serveHTTP serves srv as Streamable HTTP on --addr, behind a bearer

@@ -14,19 +14,25 @@ func newPluginsCmd(a *app) *cobra.Command {
 	var project string
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "Show Claude Code's installed plugins and what each runs",
+		Short: "Show Claude Code's installed plugins, what each runs and where; switch one to gemkit's sandbox",
 		Long: `Show the plugins installed in Claude Code ($CLAUDE_CONFIG_DIR, else
 ~/.claude), read as Claude Code 2.1.330 reads them: each plugin's
 marketplace, version, the scopes that enable it (user settings, the
 project's .claude/settings.json and settings.local.json), and its parts:
 MCP servers, hooks, LSP servers, monitors, skills, agents and commands.
 
-Every part runs unconfined, in Claude Code's own process tree. The
-sandbox switch for plugins is to come; these commands only show.`,
+Every part runs unconfined, in Claude Code's own process tree, unless the
+plugin is switched to gemkit's sandbox (gemkit plugins sandbox
+PLUGIN@MARKETPLACE): then its MCP servers, hooks, LSP servers and monitors
+run there, or are held when the plugin changed since you agreed.`,
 	}
 	show := func(id string) error {
-		h, err := claudeplugin.List(claudeplugin.Folder(a.getenv, a.getenv("HOME"), a.cwd), cmp.Or(project, a.cwd, "."))
+		cs, dir := a.claudeSwitch()
+		h, err := claudeplugin.List(dir, cmp.Or(project, a.cwd, "."))
 		if err != nil {
+			return err
+		}
+		if err := cs.Annotate(h); err != nil {
 			return err
 		}
 		out := bufio.NewWriter(a.Out)
@@ -52,6 +58,6 @@ sandbox switch for plugins is to come; these commands only show.`,
 		Args: argsUsage(1, 1), RunE: func(_ *cobra.Command, args []string) error { return show(args[0]) }}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.PersistentFlags().StringVar(&project, "project", "", "the project whose .claude settings enable plugins (default: the working folder)")
-	cmd.AddCommand(list, desc)
+	cmd.AddCommand(list, desc, newPluginsSandboxCmd(a, &project))
 	return cmd
 }
