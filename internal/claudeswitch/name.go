@@ -18,7 +18,7 @@ const ServerName = "sandbox"
 // TwinName is the name of the twin extension of the plugin name from
 // the marketplace market: both joined by "-", each character an
 // extension name cannot hold (extension.ValidName: letters, digits and
-// -) made a "-". Two plugins whose names map to one are refused by the
+// -) made a "-", less any "-" in front. Two plugins whose names map to one are refused by the
 // switch (Records.Claim).
 func TwinName(name, market string) string {
 	clean := func(s string) string {
@@ -29,7 +29,9 @@ func TwinName(name, market string) string {
 			return '-'
 		}, s)
 	}
-	x := clean(name) + "-" + clean(market)
+	// A name starting with - would be read as a flag where the twin's
+	// runners pass it.
+	x := strings.TrimLeft(clean(name)+"-"+clean(market), "-")
 	if !extension.ValidName(x) {
 		return ""
 	}

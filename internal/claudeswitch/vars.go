@@ -22,7 +22,7 @@ type Vars struct {
 
 // dollar finds what a $ may start: ${...}, or $ and a name.
 var dollar = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\$\{[^}]*\}?|\$[A-Za-z_]`)
+	return regexp.MustCompile(`\$\{[^}]*\}?|\$[A-Za-z_][A-Za-z0-9_]*`)
 })
 
 // expand converts s, a string of the plugin's server or hook (where),
