@@ -165,7 +165,8 @@ func server(s agentread.Value, at string, vars Vars) (object, error) {
 	if err := agentread.Decode(s, &e, false); err != nil {
 		return nil, fmt.Errorf("%s: %w", at, err)
 	}
-	str := func(v string) (string, error) { return vars.expand(v, at, false) }
+	str := func(v string) (string, error) { return vars.expand(v, at, true) }
+	strict := func(v string) (string, error) { return vars.expand(v, at, false) }
 	var out object
 	switch e.Type {
 	case "", "stdio":
@@ -186,7 +187,7 @@ func server(s agentread.Value, at string, vars Vars) (object, error) {
 			}
 			out = append(out, member{"args", args})
 		}
-		return withMap(out, s, "env", e.Env, str)
+		return withMap(out, s, "env", e.Env, strict)
 	case "http", "sse":
 		if e.URL == "" || e.Command != "" {
 			return nil, fmt.Errorf("%s: a remote server needs a url and no command", at)
@@ -200,7 +201,7 @@ func server(s agentread.Value, at string, vars Vars) (object, error) {
 			key = "url"
 		}
 		out = object{{key, u}}
-		return withMap(out, s, "headers", e.Headers, str)
+		return withMap(out, s, "headers", e.Headers, strict)
 	}
 	return nil, fmt.Errorf("%s: its type %q is not one gemkit converts (stdio, http, sse)", at, extension.Printable(e.Type))
 }

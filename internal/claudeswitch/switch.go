@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/gemkit/gemkit/internal/claudeplugin"
@@ -251,7 +252,25 @@ func (s *Switch) Disable(id string) (Off, error) {
 		return out, err
 	}
 	delete(recs.Plugins, id)
+	inherit(recs, rec)
 	return out, s.writeRecords(recs)
+}
+
+// inherit hands what rec's switch made in its settings file (the keys,
+// gemkit's marketplace) to the plugins still switched there: the last
+// of them to go takes it out.
+func inherit(recs *Records, rec *Record) {
+	for _, r := range recs.Plugins {
+		if r.Settings != rec.Settings {
+			continue
+		}
+		r.Prior.Market = r.Prior.Market || rec.Prior.Market
+		for _, k := range rec.Prior.Created {
+			if !slices.Contains(r.Prior.Created, k) {
+				r.Prior.Created = append(r.Prior.Created, k)
+			}
+		}
+	}
 }
 
 // undoEdit undoes rec's edit of a settings file the person changed.

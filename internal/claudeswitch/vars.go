@@ -29,11 +29,13 @@ var dollar = sync.OnceValue(func() *regexp.Regexp {
 // into the twin's: ${CLAUDE_PLUGIN_ROOT} becomes ${extensionPath} (the
 // copy), ${CLAUDE_PLUGIN_DATA} the data folder, ${user_config.KEY} the
 // person's value. Any other ${...}, which Claude Code would take from
-// its environment or leave, and a $NAME, which gemkit mcp reads as a
-// variable where Claude Code passes it as written, refuse the switch:
-// the twin would not run what the plugin runs. In a hook's command
-// (shell), a $NAME is the shell's in both, and stays.
-func (v Vars) expand(s, where string, shell bool) (string, error) {
+// its environment or leave, refuses the switch: the twin would not run
+// what the plugin runs. So does a $NAME where gemkit mcp reads it as a
+// variable and Claude Code passes it as written (an env value, a
+// header: extmcp's expand); where neither reads it (a command, its
+// args) or both leave it to the shell (a hook's command), dollarOK, it
+// stays.
+func (v Vars) expand(s, where string, dollarOK bool) (string, error) {
 	var bad error
 	out := dollar().ReplaceAllStringFunc(s, func(ref string) string {
 		switch {
@@ -49,7 +51,7 @@ func (v Vars) expand(s, where string, shell bool) (string, error) {
 			bad = cmpErr(bad, fmt.Errorf("%s: %s has no value in Claude Code's user settings (pluginConfigs): set it in Claude Code first (a sensitive one, kept in its credentials, gemkit does not read)", where, extension.Printable(ref)))
 		case strings.HasPrefix(ref, "${"):
 			bad = cmpErr(bad, fmt.Errorf("%s: %s is a variable gemkit does not convert (Claude Code expands only ${CLAUDE_PLUGIN_ROOT}, ${CLAUDE_PLUGIN_DATA} and ${user_config.KEY} as the plugin's own; any other it takes from its environment, which the sandbox does not have)", where, extension.Printable(ref)))
-		case shell:
+		case dollarOK:
 		default:
 			bad = cmpErr(bad, fmt.Errorf("%s: %q holds %s, which Claude Code passes as written and gemkit would read as a variable", where, extension.Printable(s), extension.Printable(ref)))
 		}
