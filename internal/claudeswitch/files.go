@@ -192,7 +192,7 @@ type Places struct {
 }
 
 // Extensions is TH's extensions folder.
-func (p Places) Extensions() string { return filepath.Join(p.Home, ".gemini", "extensions") }
+func (p Places) Extensions() string { return extension.OpenStore(p.Home).Dir() }
 
 // TwinPlugin is the twin plugin of name's folder in TM.
 func (p Places) TwinPlugin(name string) string { return filepath.Join(p.Market, "plugins", name) }

@@ -1,10 +1,12 @@
 package claudeswitch
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -379,4 +381,44 @@ func (s *Switch) Annotate(h *claudeplugin.Home) error {
 	}
 	h.Plugins = out
 	return nil
+}
+
+// Show writes the plugins Claude Code's home claudeDir holds (read with
+// the project's settings), or the one id names, each with where its
+// parts run now (Annotate); as JSON with asJSON.
+func (s *Switch) Show(w io.Writer, claudeDir, project, id string, asJSON bool) error {
+	h, err := claudeplugin.List(claudeDir, project)
+	if err != nil {
+		return err
+	}
+	if err := s.Annotate(h); err != nil {
+		return err
+	}
+	out := bufio.NewWriter(w)
+	defer out.Flush()
+	var v any = h
+	if id != "" {
+		p, err := h.Find(id)
+		if err != nil {
+			return err
+		}
+		if v = p; !asJSON {
+			return claudeplugin.WriteDescribe(out, p)
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	}
+	return claudeplugin.WriteList(out, h)
+}
+
+// ForPerson is the switch of the person of the environment getenv
+// (HOME, CLAUDE_CONFIG_DIR) working in cwd, with gemkit's program
+// gemkit, and Claude Code's home.
+func ForPerson(getenv func(string) string, cwd, gemkit string) (*Switch, string) {
+	dir := claudeplugin.Folder(getenv, getenv("HOME"), cwd)
+	return New(getenv("HOME"), dir, gemkit), dir
 }

@@ -60,15 +60,14 @@ func newExtSandboxCmd(a *app) *cobra.Command {
 				}
 				return switchOff(a, st, in)
 			}
-			return switchOn(cmd.Context(), a, st, in, o, o.command(in.Extension.Manifest.Name))
+			return switchOn(cmd.Context(), a, st, in, o, o.commandOf("gemkit extensions sandbox", in.Extension.Manifest.Name))
 		},
 	}
 	o.define(cmd.Flags(), "Gemini CLI")
 	return cmd
 }
 
-// define defines o's widening flags on f, which gemkit extensions
-// sandbox and gemkit plugins sandbox share.
+// define defines o's flags on f: extensions and plugins sandbox's.
 func (o *sandboxFlags) define(f *pflag.FlagSet, agent string) {
 	f.BoolVar(&o.off, "off", false, "give the servers back to "+agent+" (unconfined): undo the switch")
 	f.StringArrayVar(&o.hosts, "allow-host", nil, "let the servers connect to this host (as permissions.network.allowedHosts: api.example.com, *.example.com, localhost:8080), through the sandbox's proxy; repeatable")
@@ -157,14 +156,9 @@ gemkit added, and gives the rest back to Gemini CLI. A hook name another hook
 of yours, or of an extension not switched, also uses is refused.
 docs/extensions-sandbox.md has the details.`
 
-// command is the command line that asks for o, for a person to run in
-// a terminal of their own.
-func (o sandboxFlags) command(name string) string {
-	return o.commandOf("gemkit extensions sandbox", name)
-}
-
-// commandOf is the command line of the command cmd that asks for o for
-// name.
+// commandOf is the command line of cmd (gemkit extensions sandbox, or
+// plugins sandbox) that asks for o for name, for a person to run in a
+// terminal of their own.
 func (o sandboxFlags) commandOf(cmd, name string) string {
 	parts := []string{cmd, extension.Printable(name)}
 	if o.hook != "" {

@@ -44,9 +44,7 @@ type mcpFlags struct {
 	// servers serves every enabled extension's own stdio MCP servers,
 	// sandboxed, not only those switched to gemkit.
 	servers bool
-	// only serves the one extension of that name (a switched Claude
-	// Code plugin's twin).
-	only string
+	only    string // serve this extension alone (claudeswitch's twins)
 }
 
 const mcpLong = `Serve the executable tools and docs of the extensions enabled in the workspace
@@ -197,6 +195,7 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
 	f.BoolVar(&o.servers, "extension-servers", false, "serve every enabled extension's own MCP servers (stdio ones in gemkit's sandbox, remote ones connected to as they are), not only those switched to gemkit (gemkit extensions sandbox NAME): for clients other than Gemini CLI, which starts the others itself; off with --extension")
 	f.StringVar(&o.only, "only", "", "serve the extension of this name alone (the twin of a Claude Code plugin switched with gemkit plugins sandbox runs this)")
+	cmd.MarkFlagsMutuallyExclusive("extension", "only")
 	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
@@ -301,14 +300,9 @@ const releaseAfter = 5 * time.Second
 // server is the MCP server of the store's enabled extensions, or of the
 // one in --extension, running tools through runner.
 func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, servers *extmcp.Manager) (*mcpserver.Server, error) {
-	src := disclosure.StoreSource(st)
-	switch {
-	case o.extDir != "" && o.only != "":
-		return nil, errors.New("--extension serves the extension of a folder, --only one of the store's: give one")
-	case o.extDir != "":
+	src := disclosure.Only(st, o.only)
+	if o.extDir != "" {
 		src = disclosure.DirSource(o.extDir, st.Workspace())
-	case o.only != "":
-		src = disclosure.Only(st, o.only)
 	}
 	src, err := disclosure.NameLimited(src, o.nameLimit)
 	if err != nil {
@@ -335,7 +329,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 		ProgressInterval: o.progressInterval,
 		CodeIntel:        tools,
 		Servers:          servers,
-		ChooseServers:    o.chooseServers(policy, st.Home()),
+		ChooseServers:    claudeswitch.ServeOnly(policy.Choose(), st.Home(), o.only),
 		UnservedServers:  policy.Unserved,
 	})
 	var verr *extension.ValidationError
@@ -352,15 +346,6 @@ func (o *mcpFlags) servePolicy(a *app, st *extension.Store) extmcp.Policy {
 	p := servePolicy(a, st)
 	p.All = o.servers
 	return p
-}
-
-// chooseServers is the policy's choice of servers, of --only's
-// extension alone when given (claudeswitch.ServeOnly).
-func (o *mcpFlags) chooseServers(p extmcp.Policy, home string) extmcp.Choose {
-	if o.only == "" {
-		return p.Choose()
-	}
-	return claudeswitch.ServeOnly(p.Choose(), home, o.only)
 }
 
 // serveHTTP serves srv as Streamable HTTP on --addr, behind a bearer

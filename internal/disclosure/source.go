@@ -58,8 +58,9 @@ type storeSource struct {
 	only string
 }
 
-// Only is st's source of the extension name alone: gemkit mcp --only,
-// which a switched Claude Code plugin's twin runs for its servers.
+// Only is st's source of the extension name alone (gemkit mcp --only,
+// which a switched Claude Code plugin's twin runs for its servers), or
+// StoreSource when name is "".
 func Only(st *extension.Store, name string) Source { return storeSource{st: st, only: name} }
 
 func (s storeSource) Load() (*Set, error) { return load(s.st, s.limit, s.only) }
