@@ -195,6 +195,7 @@ func TestPluginsSandboxRealClaude(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(h.root, "hook-ran")); err == nil {
 			t.Error("the plugin's own SessionStart hook ran, unconfined")
 		}
+		checkHeld(t, h, tool)
 		out = h.kit("plugins", "sandbox", "p@localmk", "--off")
 		after, err := os.ReadFile(filepath.Join(h.cfg, "settings.json"))
 		must(t, err)
@@ -207,6 +208,28 @@ func TestPluginsSandboxRealClaude(t *testing.T) {
 		}
 		checkListed(t, m)
 	})
+}
+
+// checkHeld changes the switched plugin in its directory marketplace,
+// as an update would: list says it is held and what changed, the next
+// session gets none of its servers' tools, and agreeing again serves
+// them again.
+func checkHeld(t *testing.T, h *claudeHome, tool string) {
+	t.Helper()
+	s := filepath.Join(h.mkt, "p", "s.js")
+	b, err := os.ReadFile(s)
+	must(t, err)
+	must(t, os.WriteFile(s, append(b, "// updated\n"...), 0o644))
+	if out := h.kit("plugins", "list"); !strings.Contains(out, "held: the plugin changed since you agreed (changed s.js)") {
+		t.Errorf("plugins list after the update:\n%s", out)
+	}
+	if m, all := h.session("What is the server's PID namespace?"); slices.Contains(m.Tools, tool) {
+		t.Errorf("the held twin's tool is served: %v\n%s", m.Tools, all)
+	}
+	h.kit("plugins", "sandbox", "p@localmk")
+	if m, all := h.session("What is the server's PID namespace?"); !slices.Contains(m.Tools, tool) {
+		t.Errorf("agreed again, the twin's tool is not served: %v\n%s", m.Tools, all)
+	}
 }
 
 // checkListed checks that Claude Code lists the plugin's skill, command
