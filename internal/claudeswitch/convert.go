@@ -70,6 +70,9 @@ func Convert(r *fsutil.Root, in Input) (*Twin, error) {
 		ext = append(ext, member{"mcpServers", servers})
 	}
 	t.Extension[extension.ManifestFile] = ext.indent()
+	// Always written, so that a hooks/hooks.json Claude Code does not
+	// load (the manifest names another file) is none of the twin's.
+	t.Extension["hooks/hooks.json"] = object{{"hooks", object{}}}.indent()
 	if err := t.hooks(r, man, in); err != nil {
 		return nil, err
 	}

@@ -231,6 +231,14 @@ func (p Places) place(staged, dst string) error {
 // runners for instead, and the manifests.
 var twinPluginSkips = []string{".mcp.json", ".lsp.json", "hooks", "monitors", ".claude-plugin", extension.ManifestFile}
 
+// notExtensionContent are what of a plugin's folder the twin extension
+// does not take: the files gemkit reads in an extension's folder as its
+// own records, outside what consent binds (an install record that would
+// link the twin elsewhere, a settings file), and .git.
+func notExtensionContent(rel string) bool {
+	return rel == extension.InstallMetadataFile || rel == ".env" || rel == ".git"
+}
+
 // WriteExtension writes the twin extension of t, a copy of the plugin's
 // folder src with t's files over it, made aside and moved into place in
 // TH; it returns its folder.
@@ -240,7 +248,7 @@ func (p Places) WriteExtension(src *fsutil.Root, t *Twin) (string, error) {
 		return "", err
 	}
 	defer fsutil.RemoveTree(ext)
-	if err := copyTree(src, ext, nil); err != nil {
+	if err := copyTree(src, ext, notExtensionContent); err != nil {
 		return "", err
 	}
 	if err := writeFiles(ext, t.Extension); err != nil {

@@ -199,3 +199,28 @@ func TestHeldOnChange(t *testing.T) {
 		t.Errorf("Held of no twin: %q", why)
 	}
 }
+
+// TestTwinLeavesOutRecords: a plugin that ships the files gemkit reads
+// in an extension's folder as its own records (an install record that
+// would link the twin to another folder, a settings file) or a
+// hooks/hooks.json Claude Code does not load gets a twin without them.
+func TestTwinLeavesOutRecords(t *testing.T) {
+	f := newFixture(t, "")
+	writeCase(t, f.p.Root, ".gemini-extension-install.json", `{"type": "link", "source": "/"}`, false)
+	writeCase(t, f.p.Root, ".env", "TOKEN=x\n", false)
+	writeCase(t, f.p.Root, ".claude-plugin/plugin.json", `{"name": "notes", "hooks": "./none.json"}`, false)
+	writeCase(t, f.p.Root, "none.json", `{"hooks": {}}`, false)
+	writeCase(t, f.p.Root, "hooks/hooks.json", `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/x"}]}]}}`, false)
+	plan, err := f.s.Prepare(f.p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".gemini-extension-install.json", ".env"} {
+		if _, err := os.Lstat(filepath.Join(plan.Ext, name)); !os.IsNotExist(err) {
+			t.Errorf("the twin has the plugin's %s: %v", name, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(plan.Ext, "hooks", "hooks.json")); strings.Contains(string(b), "touch") || len(plan.Twin.Hooks) != 0 {
+		t.Errorf("the twin's hooks: %s, %v", b, plan.Twin.Hooks)
+	}
+}
