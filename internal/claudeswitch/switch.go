@@ -46,9 +46,11 @@ type Record struct {
 	Plugin string `json:"plugin"`
 	Twin   string `json:"twin"`
 	// Root is the plugin's folder, Digest what it held when the person
-	// agreed.
-	Root   string `json:"root"`
-	Digest Digest `json:"digest"`
+	// agreed; ClaudeDir Claude Code's home, where the plugin is found
+	// again (an update installs it elsewhere).
+	Root      string `json:"root"`
+	ClaudeDir string `json:"claudeDir"`
+	Digest    Digest `json:"digest"`
 	// Settings is the file edited; Before its bytes before the first
 	// switch (Missing: there was none), After those gemkit wrote.
 	Settings string `json:"settings"`
@@ -188,7 +190,7 @@ func (s *Switch) Enable(plan *Plan) (On, error) {
 	if err != nil {
 		return On{}, err
 	}
-	rec := &Record{ID: p.ID, Plugin: p.Name, Twin: t.Name, Root: p.Root, Digest: plan.Digest, Settings: s.Settings, Before: data, Missing: missing, After: after, Prior: prior, Edit: e}
+	rec := &Record{ID: p.ID, Plugin: p.Name, Twin: t.Name, Root: p.Root, ClaudeDir: filepath.Dir(s.Settings), Digest: plan.Digest, Settings: s.Settings, Before: data, Missing: missing, After: after, Prior: prior, Edit: e}
 	if old, ok := recs.Plugins[p.ID]; ok && old.Settings == s.Settings {
 		// Switched before: what the first switch replaced stays what
 		// the switch off gives back.
@@ -318,22 +320,45 @@ func (s *Switch) StatusOf(recs *Records, p *claudeplugin.Plugin) Status {
 	return Status{Switched: true, Twin: rec.Twin, Held: rec.heldWhy()}
 }
 
-// heldWhy says why the twin of rec is held: the plugin's files are not
-// what the person agreed to; "" when they are.
+// heldWhy says why the twin of rec is held: the plugin is no longer
+// installed in Claude Code, or its files (where Claude Code runs it from
+// now) are not what the person agreed to; "" when they are.
 func (rec *Record) heldWhy() string {
-	r, err := fsutil.OpenRoot(rec.Root)
+	again := "nothing of it runs until you agree again: gemkit plugins sandbox " + extension.Printable(rec.ID)
+	root, moved := rec.Root, ""
+	if rec.ClaudeDir != "" {
+		h, err := claudeplugin.List(rec.ClaudeDir, "")
+		if err != nil {
+			return fmt.Sprintf("Claude Code's plugins cannot be read (%v); %s", err, again)
+		}
+		p, err := h.Find(rec.ID)
+		if err != nil {
+			return "the plugin is no longer installed in Claude Code; " + again
+		}
+		if root = p.Root; root != rec.Root {
+			moved = fmt.Sprintf(", and Claude Code runs it from %s now (version %s)", extension.Printable(root), extension.Printable(p.Version))
+		}
+	}
+	r, err := fsutil.OpenRoot(root)
 	if err != nil {
-		return fmt.Sprintf("the plugin's folder %s cannot be read (%v); nothing of it runs. Agree again: gemkit plugins sandbox %s", rec.Root, err, extension.Printable(rec.ID))
+		return fmt.Sprintf("the plugin's folder %s cannot be read (%v); %s", extension.Printable(root), err, again)
 	}
 	defer r.Close()
 	now, err := ReadDigest(r)
 	if err != nil {
-		return fmt.Sprintf("%v; nothing of it runs", err)
+		return fmt.Sprintf("%v; %s", err, again)
 	}
-	if c := rec.Digest.Changes(now); c != "" {
-		return fmt.Sprintf("the plugin changed since you agreed (%s): its twin keeps to what you agreed to and nothing of it runs until you agree again: gemkit plugins sandbox %s", c, extension.Printable(rec.ID))
+	if c := rec.Digest.Changes(now); c != "" || moved != "" {
+		return fmt.Sprintf("the plugin changed since you agreed (%s%s): its twin keeps to what you agreed to and %s", cmpStr(c, "no file changed"), moved, again)
 	}
 	return ""
+}
+
+func cmpStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // Held says why gemkit holds the twin extension x of the plugin home

@@ -28,6 +28,7 @@ func newFixture(t *testing.T, settings string) *fixture {
 	root := filepath.Join(home, "mkt", "notes")
 	writeCase(t, root, ".mcp.json", `{"mcpServers": {"srv": {"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/s.js"]}}}`, false)
 	writeCase(t, root, "s.js", "1\n", false)
+	writeCase(t, claude, "plugins/installed_plugins.json", `{"version": 2, "plugins": {"notes@mk": [{"scope": "user", "installPath": "`+root+`", "version": "1"}]}}`, false)
 	p := &claudeplugin.Plugin{ID: "notes@mk", Name: "notes", Marketplace: "mk", Root: root,
 		Enabled: []claudeplugin.Scope{{Scope: "user", File: filepath.Join(claude, "settings.json"), Enabled: true}}}
 	return &fixture{s: New(home, claude, "/bin/gemkit"), home: home, p: p}
@@ -197,6 +198,32 @@ func TestHeldOnChange(t *testing.T) {
 	}
 	if why := Held(f.s.Home, "another"); why != "" {
 		t.Errorf("Held of no twin: %q", why)
+	}
+}
+
+// TestHeldOnUpdateElsewhere: an update Claude Code installs in a new
+// folder (claude plugin update puts each version apart in its cache),
+// the old one left as it was, holds the twin all the same, saying where
+// Claude Code runs it from now; so does an uninstall.
+func TestHeldOnUpdateElsewhere(t *testing.T) {
+	f := newFixture(t, "")
+	f.on(t, f.p)
+	newRoot := filepath.Join(f.home, "cache", "notes", "2")
+	writeCase(t, newRoot, ".mcp.json", `{"mcpServers": {"srv": {"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/s.js"]}}}`, false)
+	writeCase(t, newRoot, "s.js", "1\n", false)
+	installed := filepath.Join(f.home, ".claude", "plugins", "installed_plugins.json")
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(installed, []byte(`{"version": 2, "plugins": {"notes@mk": [{"scope": "user", "installPath": "`+newRoot+`", "version": "2"}]}}`), 0o644))
+	if why := Held(f.s.Home, "notes-mk"); !strings.Contains(why, "no file changed, and Claude Code runs it from "+newRoot+" now (version 2)") {
+		t.Errorf("after an update elsewhere: %q", why)
+	}
+	must(os.WriteFile(installed, []byte(`{"version": 2, "plugins": {}}`), 0o644))
+	if why := Held(f.s.Home, "notes-mk"); !strings.HasPrefix(why, "the plugin is no longer installed in Claude Code") {
+		t.Errorf("after an uninstall: %q", why)
 	}
 }
 
