@@ -251,3 +251,37 @@ func TestTwinLeavesOutRecords(t *testing.T) {
 		t.Errorf("the twin's hooks: %s, %v", b, plan.Twin.Hooks)
 	}
 }
+
+// TestDoctor: a switched plugin as the switch left it is ok; once the
+// person (or Claude Code) enabled it again, dropped its denial or its
+// twin, or a project enables it, each is said with its fix, and the
+// check says no.
+func TestDoctor(t *testing.T) {
+	f := newFixture(t, "")
+	f.on(t, f.p)
+	claude := filepath.Dir(f.s.Settings)
+	var b strings.Builder
+	if err := f.s.Check(&b, claude, t.TempDir()); err != nil || !strings.Contains(b.String(), "ok: notes@mk runs in gemkit's sandbox") {
+		t.Errorf("doctor of a plugin as switched: %v\n%s", err, b.String())
+	}
+	writeCase(t, claude, "settings.json", `{"enabledPlugins": {"notes@mk": true}}`, false)
+	project := t.TempDir()
+	writeCase(t, project, ".claude/settings.json", `{"enabledPlugins": {"notes@mk": true}}`, false)
+	b.Reset()
+	err := f.s.Check(&b, claude, project)
+	for _, want := range []string{
+		"enables it again (enabledPlugins)",
+		"no longer enables its twin notes@gemkit-sandbox",
+		"no longer names gemkit's marketplace gemkit-sandbox",
+		"no longer denies plugin:notes:srv",
+		"enables it (project scope)",
+		"fix: gemkit plugins sandbox notes@mk (it sets them again)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "5 problems") {
+		t.Errorf("doctor said %v", err)
+	}
+}

@@ -18,14 +18,7 @@ func newPluginsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
 		Short: "Show Claude Code's installed plugins, what each runs and where; switch one to gemkit's sandbox",
-		Long: `Show the plugins installed in Claude Code ($CLAUDE_CONFIG_DIR, else
-~/.claude), read as Claude Code 2.1.330 reads them: each plugin's
-marketplace, version, the scopes that enable it (user settings, the
-project's .claude/settings.json and settings.local.json), and its parts:
-MCP servers, hooks, LSP servers, monitors, skills, agents and commands.
-
-Each part runs unconfined in Claude Code's process tree, or once switched
-(plugins sandbox) in gemkit's sandbox, or held when the plugin changed.`,
+		Long:  claudeswitch.ListHelp,
 	}
 	show := func(id string) error {
 		cs, dir := claudeswitch.ForPerson(a.getenv, a.cwd, gemkitBinary(a))
@@ -37,7 +30,12 @@ Each part runs unconfined in Claude Code's process tree, or once switched
 		Args: argsUsage(1, 1), RunE: func(_ *cobra.Command, args []string) error { return show(args[0]) }}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.PersistentFlags().StringVar(&project, "project", "", "the project whose .claude settings enable plugins (default: the working folder)")
-	cmd.AddCommand(list, desc, newPluginsSandboxCmd(a, &project))
+	doc := &cobra.Command{Use: "doctor", Short: "Check that each switched plugin runs in gemkit's sandbox as switched", Args: argsUsage(0, 0),
+		RunE: func(*cobra.Command, []string) error {
+			cs, dir := claudeswitch.ForPerson(a.getenv, a.cwd, gemkitBinary(a))
+			return switchErr(cs.Check(printableWriter{a.Out}, dir, cmp.Or(project, a.cwd, ".")))
+		}}
+	cmd.AddCommand(list, desc, doc, newPluginsSandboxCmd(a, &project))
 	return cmd
 }
 

@@ -180,6 +180,9 @@ func TestPluginsSandboxRealClaude(t *testing.T) {
 				t.Errorf("no %q in:\n%s", want, out)
 			}
 		}
+		if out := h.kit("plugins", "doctor"); !strings.Contains(out, "ok: p@localmk runs in gemkit's sandbox") {
+			t.Errorf("plugins doctor after the switch:\n%s", out)
+		}
 		if out := h.kit("plugins", "list"); !strings.Contains(out, "in gemkit's sandbox") || strings.Contains(out, "p@gemkit-sandbox") {
 			t.Errorf("plugins list after the switch:\n%s", out)
 		}
