@@ -93,7 +93,7 @@ func (s *Switch) On(ctx context.Context, w io.Writer, claudeDir string, r Reques
 		return &extswitch.Refused{Err: fmt.Errorf("%s has only remote MCP servers and no hook: nothing of it runs on this machine, so there is nothing to sandbox; it stays Claude Code's", extension.Printable(r.ID))}
 	}
 	defer prep.Release()
-	fmt.Fprintf(w, "%s is switched as its twin extension %s (a copy of %s):\n", extension.Printable(r.ID), plan.Twin.Name, extension.Printable(p.Root))
+	fmt.Fprintf(w, "%s is switched as its twin extension %s, a copy of %s. The terms below are the twin's, in the extension switch's words: where they say Gemini CLI, read Claude Code, which no longer starts or runs what they name.\n", extension.Printable(r.ID), plan.Twin.Name, extension.Printable(p.Root))
 	if err := r.Agree(ctx, prep); err != nil {
 		return err
 	}
