@@ -14,6 +14,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/npmregistrytest"
 )
 
 // nsServer is a stdio MCP server, one node script, whose one tool ns
@@ -58,6 +59,13 @@ func newClaudeHome(t *testing.T, unprivileged bool, model *claudetest.Model) *cl
 		files[k] = v
 	}
 	files["p/s.js"] = nsServer
+	// A second server as published plugins start theirs, fetched by
+	// npx from the registry at each start: the switch pins it.
+	reg := npmregistrytest.New(t, nil)
+	publishHello(reg, "1.0.0", "1.0.0")
+	files["p/.mcp.json"] = `{"mcpServers":{"srv":{"command":"node","args":["${CLAUDE_PLUGIN_ROOT}/s.js"]},"hello":{"command":"npx","args":["-y","hello-mcp","--stdio"]}}}`
+	must(t, os.MkdirAll(h.home, 0o755))
+	must(t, os.WriteFile(filepath.Join(h.home, ".npmrc"), []byte("registry="+reg.URL+"\nfetch-retries=0\n"), 0o600))
 	// The original hook leaves a mark where it could write unconfined.
 	files["p/hooks/hooks.json"] = `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"echo ran > ` + filepath.Join(root, "hook-ran") + `"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"true","timeout":5}]}]}}`
 	writePluginFiles(t, h.mkt, files)
@@ -144,6 +152,7 @@ func (m initMsg) server(name string) string {
 }
 
 // TestPluginsSandboxRealClaude installs a plugin with a node MCP server,
+// one npx -y package from a registry on loopback (pinned by the switch),
 // a SessionStart and a PreToolUse hook, a skill, an agent, a command, an
 // LSP server and a monitor from a directory marketplace into the real
 // Claude Code 2.1.330, switches it with gemkit plugins sandbox, and runs
@@ -175,7 +184,7 @@ func TestPluginsSandboxRealClaude(t *testing.T) {
 		before, err := os.ReadFile(filepath.Join(h.cfg, "settings.json"))
 		must(t, err)
 		out := h.kit("plugins", "sandbox", "p@localmk")
-		for _, want := range []string{"Switched p@localmk to gemkit's sandbox", "plugin:p:srv", "listed now: srv (1 tool)"} {
+		for _, want := range []string{"Switched p@localmk to gemkit's sandbox", "plugin:p:srv, plugin:p:hello", "hello-mcp 1.0.0 installed", "listed now: hello (1 tool), srv (1 tool)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("no %q in:\n%s", want, out)
 			}
@@ -191,6 +200,9 @@ func TestPluginsSandboxRealClaude(t *testing.T) {
 			t.Errorf("servers %+v: want the twin's connected and the plugin's own absent\n%s", m.Servers, all)
 		}
 		checkListed(t, m)
+		if !slices.Contains(m.Tools, "mcp__plugin_p_sandbox__p-localmk_remember") || m.server("plugin:p:hello") != "" {
+			t.Errorf("the pinned npx server's tool is not served through the twin: %v, %+v", m.Tools, m.Servers)
+		}
 		answer := toolAnswer(model)
 		if !strings.HasPrefix(answer, "ns=pid:[") || strings.Contains(answer, hostNS) {
 			t.Errorf("the tool answered %q; the host's PID namespace is %s\n%s", answer, hostNS, all)
