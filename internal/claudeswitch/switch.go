@@ -156,6 +156,10 @@ func (s *Switch) Prepare(p *claudeplugin.Plugin, userConfig map[string]string) (
 	if err != nil {
 		return nil, err
 	}
+	// The copy is what the digest saw only if nothing changed meanwhile.
+	if now, err := ReadDigest(r); err != nil || d.Changes(now) != "" {
+		return nil, fmt.Errorf("the plugin's folder changed while gemkit copied it (%s): not switched; try again once Claude Code is done with it", cmpStr(d.Changes(now), fmt.Sprint(err)))
+	}
 	return &Plan{Plugin: p, Twin: t, Digest: d, Ext: ext}, nil
 }
 
