@@ -62,7 +62,7 @@ var plainCalls = map[string][]string{
 // pkg.Func" (func is the enclosing function, Type.Method for a method),
 // each with the trusted place it touches and why.
 var trustedCalls = map[string]string{
-	"internal/claudeswitch/doctor.go Switch.Doctor os.Stat": "whether a twin plugin's folder is still in TM, in ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own",
+	"internal/claudeswitch/doctor.go Switch.Doctor os.Stat":                         "whether a twin plugin's folder is still in TM, in ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own",
 	"internal/claudeswitch/files.go copyTree os.Mkdir":                              "the new folder a twin is copied into, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process; the plugin's tree is read through a Root",
 	"internal/claudeswitch/files.go Places.stage os.MkdirAll":                       "the staging folder of the twins, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
 	"internal/claudeswitch/files.go Places.place os.MkdirAll":                       "the folder of a twin (TH's extensions, TM's plugins), in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
