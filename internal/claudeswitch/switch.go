@@ -175,6 +175,11 @@ type On struct {
 // the plugin's digest.
 func (s *Switch) Enable(plan *Plan) (On, error) {
 	p, t := plan.Plugin, plan.Twin
+	unlock, err := s.lock()
+	if err != nil {
+		return On{}, err
+	}
+	defer unlock()
 	if err := s.WritePlugin(plan.Ext, p.Name, t); err != nil {
 		return On{}, err
 	}
@@ -234,6 +239,11 @@ type Off struct {
 // since, else only gemkit's edits undone), its twin plugin removed from
 // TM. The caller switches the twin extension off.
 func (s *Switch) Disable(id string) (Off, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return Off{}, err
+	}
+	defer unlock()
 	recs, err := s.ReadRecords()
 	if err != nil {
 		return Off{}, err

@@ -285,3 +285,44 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor said %v", err)
 	}
 }
+
+// TestEnableAtOnce: plugins switched by gemkit processes at once (here
+// goroutines) are all recorded, and Claude Code's settings hold each
+// one's edit: the records and the settings are read, changed and
+// written under the switch's lock.
+func TestEnableAtOnce(t *testing.T) {
+	f := newFixture(t, "{}")
+	var plans []*Plan
+	for i := range 8 {
+		p := *f.p
+		p.Name = "n" + string(rune('a'+i))
+		p.ID = p.Name + "@mk"
+		plan, err := f.s.Prepare(&p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, plan)
+	}
+	errs := make(chan error, len(plans))
+	for _, plan := range plans {
+		go func() {
+			_, err := f.s.Enable(plan)
+			errs <- err
+		}()
+	}
+	for range plans {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := f.s.ReadRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := string(f.settings(t))
+	for _, plan := range plans {
+		if recs.Plugins[plan.Plugin.ID] == nil || !strings.Contains(settings, `"`+TwinID(plan.Plugin.Name)+`": true`) {
+			t.Errorf("%s: recorded %v, in the settings:\n%s", plan.Plugin.ID, recs.Plugins[plan.Plugin.ID] != nil, settings)
+		}
+	}
+}

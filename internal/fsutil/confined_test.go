@@ -63,6 +63,8 @@ var plainCalls = map[string][]string{
 // each with the trusted place it touches and why.
 var trustedCalls = map[string]string{
 	"internal/claudeswitch/doctor.go Switch.Doctor os.Stat":                         "whether a twin plugin's folder is still in TM, in ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own",
+	"internal/claudeswitch/lock_unix.go Switch.lock os.MkdirAll":                    "~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own, for its lock",
+	"internal/claudeswitch/lock_unix.go Switch.lock os.OpenFile":                    "the switch's lock file in ~/.local/share/gemkit/claude-plugins, gemkit's own",
 	"internal/claudeswitch/files.go copyTree os.Mkdir":                              "the new folder a twin is copied into, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process; the plugin's tree is read through a Root",
 	"internal/claudeswitch/files.go Places.stage os.MkdirAll":                       "the staging folder of the twins, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
 	"internal/claudeswitch/files.go Places.place os.MkdirAll":                       "the folder of a twin (TH's extensions, TM's plugins), in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
