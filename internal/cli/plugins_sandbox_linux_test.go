@@ -18,15 +18,21 @@ import (
 )
 
 // nsServer is a stdio MCP server, one node script, whose one tool ns
-// answers its PID namespace (/proc/self/ns/pid): the tool tells where
-// the server runs.
+// answers its PID namespace (/proc/self/ns/pid) and whether it could
+// connect to the loopback port of its first argument: the tool tells
+// where the server runs.
 const nsServer = `const fs = require('fs'); let buf = '';
 process.stdin.on('data', d => { buf += d; let i;
   while ((i = buf.indexOf('\n')) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); if (!line.trim()) continue;
     const m = JSON.parse(line); const send = r => process.stdout.write(JSON.stringify(Object.assign({jsonrpc: '2.0', id: m.id}, r)) + '\n');
     if (m.method === 'initialize') send({result: {protocolVersion: m.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: 'ns', version: '1'}}});
     else if (m.method === 'tools/list') send({result: {tools: [{name: 'ns', description: 'the PID namespace of the server', inputSchema: {type: 'object', properties: {}}}]}});
-    else if (m.method === 'tools/call') send({result: {content: [{type: 'text', text: 'ns=' + fs.readlinkSync('/proc/self/ns/pid')}]}});
+    else if (m.method === 'tools/call') {
+      const ns = 'ns=' + fs.readlinkSync('/proc/self/ns/pid');
+      const c = require('net').connect(Number(process.argv[2]), '127.0.0.1');
+      c.on('connect', () => { c.destroy(); send({result: {content: [{type: 'text', text: ns + ' net=connected'}]}}); });
+      c.on('error', e => send({result: {content: [{type: 'text', text: ns + ' net=' + e.code}]}}));
+    }
     else if (m.id !== undefined) send({error: {code: -32601, message: 'no such method'}});
   } });
 `
@@ -63,7 +69,8 @@ func newClaudeHome(t *testing.T, unprivileged bool, model *claudetest.Model) *cl
 	// npx from the registry at each start: the switch pins it.
 	reg := npmregistrytest.New(t, nil)
 	publishHello(reg, "1.0.0", "1.0.0")
-	files["p/.mcp.json"] = `{"mcpServers":{"srv":{"command":"node","args":["${CLAUDE_PLUGIN_ROOT}/s.js"]},"hello":{"command":"npx","args":["-y","hello-mcp","--stdio"]}}}`
+	port := strings.TrimPrefix(model.URL, "http://127.0.0.1:")
+	files["p/.mcp.json"] = `{"mcpServers":{"srv":{"command":"node","args":["${CLAUDE_PLUGIN_ROOT}/s.js","` + port + `"]},"hello":{"command":"npx","args":["-y","hello-mcp","--stdio"]}}}`
 	must(t, os.MkdirAll(h.home, 0o755))
 	must(t, os.WriteFile(filepath.Join(h.home, ".npmrc"), []byte("registry="+reg.URL+"\nfetch-retries=0\n"), 0o600))
 	// The original hook leaves a mark where it could write unconfined.
@@ -158,7 +165,8 @@ func (m initMsg) server(name string) string {
 // Claude Code 2.1.330, switches it with gemkit plugins sandbox, and runs
 // a Claude Code session against the scripted model: the plugin's server
 // is not started, the twin's gemkit mcp is, and the tool answers from
-// another PID namespace than the host's; the original SessionStart hook
+// another PID namespace than the host's, unable to reach a loopback
+// port of the host; the original SessionStart hook
 // did not run; every skill, command and agent is still listed under the
 // plugin's name. --off gives Claude Code's user settings back byte for
 // byte, and the next session runs the plugin's own server again. As
@@ -204,7 +212,8 @@ func TestPluginsSandboxRealClaude(t *testing.T) {
 			t.Errorf("the pinned npx server's tool is not served through the twin: %v, %+v", m.Tools, m.Servers)
 		}
 		answer := toolAnswer(model)
-		if !strings.HasPrefix(answer, "ns=pid:[") || strings.Contains(answer, hostNS) {
+		t.Logf("the tool answered %s", answer)
+		if !strings.HasPrefix(answer, "ns=pid:[") || strings.Contains(answer, hostNS) || strings.Contains(answer, "net=connected") || !strings.Contains(answer, "net=") {
 			t.Errorf("the tool answered %q; the host's PID namespace is %s\n%s", answer, hostNS, all)
 		}
 		if _, err := os.Stat(filepath.Join(h.root, "hook-ran")); err == nil {
@@ -267,9 +276,12 @@ func toolAnswer(model *claudetest.Model) string {
 	for _, r := range model.Requests() {
 		if u := r.LastUser(); strings.Contains(u, "ns=pid:") {
 			i := strings.Index(u, "ns=pid:")
-			end := strings.IndexByte(u[i:], ']')
-			if end > 0 {
-				return u[i : i+end+1]
+			if end := strings.Index(u[i:], " net="); end > 0 {
+				w := strings.IndexAny(u[i+end+5:], "\"\n ")
+				if w < 0 {
+					w = len(u) - (i + end + 5)
+				}
+				return u[i : i+end+5+w]
 			}
 		}
 	}
