@@ -27,10 +27,16 @@ var geminiEvents = map[string]string{
 }
 
 // hookKeys and groupKeys are the keys of a command hook and of its
-// matcher group gemkit converts; any other refuses the switch.
+// matcher group gemkit converts; any other refuses the switch (among
+// them Claude Code 2.1.330's args, its exec form, and shell, which change
+// how the command runs). hookOwnKeys are those Claude Code acts on
+// around the command, whatever runs it (when to run it, what its
+// failure does, what the person sees): the twin plugin's hook keeps
+// them as they are.
 var (
-	hookKeys  = []string{"type", "command", "timeout"}
-	groupKeys = []string{"matcher", "hooks"}
+	hookOwnKeys = []string{"if", "once", "async", "onFailure", "statusMessage"}
+	hookKeys    = append([]string{"type", "command", "timeout"}, hookOwnKeys...)
+	groupKeys   = []string{"matcher", "hooks"}
 )
 
 // hooks converts the plugin's hooks (hooks/hooks.json, or the
@@ -146,6 +152,11 @@ func hook(h agentread.Value, label, at string, in Input, x string) (ext, plug ob
 		}
 		ext = append(ext, member{"timeout", int(math.Ceil(secs * 1000))})
 		plug = append(plug, member{"timeout", json.RawMessage(tv.JSON(false))})
+	}
+	for _, k := range hookOwnKeys {
+		if v, ok := h.Get(k); ok {
+			plug = append(plug, member{k, json.RawMessage(v.JSON(false))})
+		}
 	}
 	return ext, plug, nil
 }
