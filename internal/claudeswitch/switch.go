@@ -134,6 +134,13 @@ func (s *Switch) Prepare(p *claudeplugin.Plugin, userConfig map[string]string) (
 	if err != nil {
 		return nil, err
 	}
+	// Claude Code's settings must take the edit before anything is
+	// agreed to or switched.
+	if v, _, _, err := readSettings(s.Settings); err != nil {
+		return nil, err
+	} else if _, _, err := apply(s.Settings, v, Edit{ID: p.ID, Twin: TwinID(p.Name), Market: s.Market}); err != nil {
+		return nil, err
+	}
 	x := TwinName(p.Name, p.Marketplace)
 	if other, ok := recs.Names[x]; ok && other != p.ID {
 		return nil, fmt.Errorf("%s and %s both make the twin name %s: not switched (switch %s off and forget it first)", extension.Printable(p.ID), extension.Printable(other), x, extension.Printable(other))

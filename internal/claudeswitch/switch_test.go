@@ -137,9 +137,11 @@ func TestOffAfterPersonEdits(t *testing.T) {
 	}
 }
 
-// TestPrepareRefuses: a plugin a project's settings enable (user
-// settings cannot turn it off there), one whose settings there cannot be
-// read, one whose twin name another plugin's twin has, and one gemkit
+// TestPrepareRefuses: before anything is agreed to, Claude Code's user
+// settings that cannot take the switch's edit (not JSON as it reads it,
+// enabledPlugins not an object), a plugin a project's settings enable
+// (user settings cannot turn it off there), one whose settings there
+// cannot be read, one whose twin name another plugin's twin has, and one gemkit
 // could read differently from Claude Code are refused, naming why.
 func TestPrepareRefuses(t *testing.T) {
 	f := newFixture(t, "")
@@ -155,15 +157,19 @@ func TestPrepareRefuses(t *testing.T) {
 	clash := *f.p
 	clash.ID, clash.Marketplace = "notes@m_k", "m_k"
 	f.on(t, &twin)
+	good := f.settings(t)
 	for _, c := range []struct {
-		p    *claudeplugin.Plugin
-		want string
+		p              *claudeplugin.Plugin
+		settings, want string
 	}{
-		{&project, "enabled in /w/.claude/settings.json (project scope), which Claude Code's user settings cannot turn off"},
-		{&unknown, "/w/.claude/settings.local.json (local scope)"},
-		{&unreadable, "is not read as Claude Code reads it"},
-		{&clash, "notes@m_k and notes@m-k both make the twin name notes-m-k"},
+		{f.p, `{"enabledPlugins": {},}`, "cannot be read as Claude Code reads it"},
+		{f.p, `{"enabledPlugins": []}`, "enabledPlugins is not an object"},
+		{&project, "", "enabled in /w/.claude/settings.json (project scope), which Claude Code's user settings cannot turn off"},
+		{&unknown, "", "/w/.claude/settings.local.json (local scope)"},
+		{&unreadable, "", "is not read as Claude Code reads it"},
+		{&clash, "", "notes@m_k and notes@m-k both make the twin name notes-m-k"},
 	} {
+		writeCase(t, filepath.Dir(f.s.Settings), "settings.json", cmpStr(c.settings, string(good)), false)
 		if _, err := f.s.Prepare(c.p, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Prepare(%s): %v, want %q", c.p.ID, err, c.want)
 		}
