@@ -55,9 +55,16 @@ func NameLimited(src Source, limit int) (Source, error) {
 type storeSource struct {
 	st    *extension.Store
 	limit int
+	// only, when set, is the one extension served (Only).
+	only string
 }
 
-func (s storeSource) Load() (*Set, error) { return load(s.st, s.limit) }
+// Only is st's source of the extension name alone (gemkit mcp --only,
+// which a switched Claude Code plugin's twin runs for its servers), or
+// StoreSource when name is "".
+func Only(st *extension.Store, name string) Source { return storeSource{st: st, only: name} }
+
+func (s storeSource) Load() (*Set, error) { return load(s.st, s.limit, s.only) }
 
 func (s storeSource) Describe() string {
 	return fmt.Sprintf("the extensions in %s enabled for %s", s.st.Dir(), s.st.Workspace())
