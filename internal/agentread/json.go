@@ -61,11 +61,13 @@ const maxDepth = 4096
 // JavaScript keeps and Go cannot), and nesting past 4,096 levels are
 // [Unreadable]; text JSON.parse refuses, a leading byte order mark
 // included, is a [SyntaxError].
-func ParseJSON(text []byte) (Value, error) {
+func ParseJSON(text []byte) (Value, error) { return parseJSON(text, false) }
+
+func parseJSON(text []byte, unique bool) (Value, error) {
 	if !utf8.Valid(text) {
 		return Value{}, &Unreadable{Why: "it is not valid UTF-8 (Node replaces the bad bytes, and gemkit does not guess how)"}
 	}
-	p := &jsonParser{b: text}
+	p := &jsonParser{b: text, unique: unique}
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -81,6 +83,8 @@ func ParseJSON(text []byte) (Value, error) {
 type jsonParser struct {
 	b []byte
 	i int
+	// unique refuses a member given twice in one object (ParseJSONUnique).
+	unique bool
 }
 
 func (p *jsonParser) fail(msg string) error {
@@ -148,9 +152,13 @@ func (p *jsonParser) object(depth int) (Value, error) {
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
 			return Value{}, p.fail("expected a property name")
 		}
+		at := p.i
 		key, err := p.str()
 		if err != nil {
 			return Value{}, err
+		}
+		if _, dup := o.vals[key]; dup && p.unique {
+			return Value{}, &DuplicateKeyError{Key: key, Offset: at}
 		}
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != ':' {

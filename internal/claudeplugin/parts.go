@@ -498,3 +498,24 @@ func (d dirMarkets) root(loc, name string) (string, error) {
 	}
 	return m.r.Path(clean), nil
 }
+
+// Manifest reads the plugin folder r's .claude-plugin/plugin.json as
+// Claude Code does: an object, or {} when there is none.
+func Manifest(r *fsutil.Root) (agentread.Value, error) {
+	man, err := readValue(r, ".claude-plugin/plugin.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return agentread.ParseJSON([]byte("{}"))
+	}
+	if err == nil && !man.IsObject() {
+		err = fmt.Errorf("%s: a %s, not an object", r.Path(".claude-plugin/plugin.json"), man.TypeOf())
+	}
+	return man, err
+}
+
+// Component is one part of the plugin folder r as Claude Code finds it:
+// the manifest man's key, a path relative to the plugin root (read) or
+// the value inline, else the default file def; ok is false when there is
+// neither. where names it for words.
+func Component(r *fsutil.Root, man agentread.Value, key, def string) (v agentread.Value, where string, ok bool, err error) {
+	return component(r, man, key, def)
+}

@@ -3,7 +3,7 @@
 // their marketplaces, the scopes that enable them, and every part each
 // plugin brings (MCP servers, hooks, LSP servers, monitors, skills,
 // agents, commands). Each part runs unconfined in Claude Code's own
-// process tree; gemkit only shows them for now.
+// process tree unless the plugin is switched (internal/claudeswitch).
 //
 // The file shapes were learnt by running the real Claude Code 2.1.330
 // offline (`claude plugin marketplace add DIR`, `claude plugin install
@@ -27,8 +27,8 @@ import (
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
-// Runs is where every part of a plugin runs now: gemkit has no switch
-// for plugins yet.
+// Runs is where every part of a plugin not switched to gemkit
+// (internal/claudeswitch) runs.
 const Runs = "unconfined, in Claude Code's own process tree"
 
 // limit bounds each file read: Claude Code's files are small, and a

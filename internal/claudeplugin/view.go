@@ -59,15 +59,15 @@ func WriteList(w io.Writer, h *Home) error {
 	}
 	tw := tabwriter.NewWriter(printable{w}, 0, 4, 2, ' ', 0)
 	if len(h.Plugins) > 0 {
-		fmt.Fprintln(tw, "PLUGIN\tVERSION\tENABLED\tMCP\tHOOKS\tLSP\tMONITORS\tSKILLS\tAGENTS\tCOMMANDS")
+		fmt.Fprintln(tw, "PLUGIN\tVERSION\tENABLED\tMCP\tHOOKS\tLSP\tMONITORS\tSKILLS\tAGENTS\tCOMMANDS\tRUNS")
 	}
 	for _, p := range h.Plugins {
 		if p.Unreadable != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%s\tunreadable\t\t\t\t\t\t\n", p.ID, orDash(p.Version), enabledWord(p))
+			fmt.Fprintf(tw, "%s\t%s\t%s\tunreadable\t\t\t\t\t\t\t%s\n", p.ID, orDash(p.Version), enabledWord(p), runsWord(p))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p.ID, orDash(p.Version), enabledWord(p),
-			len(p.Servers), len(p.Hooks), len(p.LSP), len(p.Monitors), len(p.Skills), len(p.Agents), len(p.Commands))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", p.ID, orDash(p.Version), enabledWord(p),
+			len(p.Servers), len(p.Hooks), len(p.LSP), len(p.Monitors), len(p.Skills), len(p.Agents), len(p.Commands), runsWord(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -80,10 +80,26 @@ func WriteList(w io.Writer, h *Home) error {
 	for _, u := range h.Unreadable {
 		fmt.Fprintf(printable{w}, "! not read as Claude Code reads it: %s\n", u)
 	}
+	for _, p := range h.Plugins {
+		if strings.HasPrefix(p.Runs, "held: ") {
+			fmt.Fprintf(printable{w}, "! %s: %s\n", p.ID, p.Runs)
+		}
+	}
 	if len(h.Plugins) > 0 {
-		fmt.Fprintf(w, "Every part runs %s: gemkit's sandbox switch for plugins is to come.\n", Runs)
+		fmt.Fprintf(w, "RUNS: where the plugin's MCP servers, hooks, LSP servers and monitors run: unconfined in Claude Code, in gemkit's sandbox (gemkit plugins sandbox PLUGIN@MARKETPLACE), or held.\n")
 	}
 	return nil
+}
+
+// runsWord is the list's word for where p's parts run.
+func runsWord(p Plugin) string {
+	switch {
+	case p.Runs == Runs:
+		return "unconfined in Claude Code"
+	case strings.HasPrefix(p.Runs, "held: "):
+		return "held"
+	}
+	return p.Runs
 }
 
 func orDash(s string) string {
@@ -114,7 +130,7 @@ func WriteDescribe(w io.Writer, p *Plugin) error {
 		fmt.Fprintf(pw, "  ! not read as Claude Code reads it: %s\n", p.Unreadable)
 		return nil
 	}
-	fmt.Fprintf(pw, "  every part below runs %s (gemkit's sandbox switch for plugins is to come)\n", Runs)
+	fmt.Fprintf(pw, "  where its MCP servers, hooks, LSP servers and monitors run: %s\n", p.Runs)
 	writeServers(pw, "MCP servers", p.Servers)
 	if len(p.Hooks) > 0 {
 		fmt.Fprintln(pw, "  hooks:")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -54,16 +55,21 @@ func newExtSandboxCmd(a *app) *cobra.Command {
 				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
 			}
 			if o.off {
-				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts || o.dataLimit != "" {
+				if o.widens() {
 					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env, --allow-install-scripts, --data-limit or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
 				}
 				return switchOff(a, st, in)
 			}
-			return switchOn(cmd.Context(), a, st, in, o, o.command(in.Extension.Manifest.Name))
+			return switchOn(cmd.Context(), a, st, in, o, o.commandOf("gemkit extensions sandbox", in.Extension.Manifest.Name))
 		},
 	}
-	f := cmd.Flags()
-	f.BoolVar(&o.off, "off", false, "give the servers back to Gemini CLI (unconfined): undo the switch")
+	o.define(cmd.Flags(), "Gemini CLI")
+	return cmd
+}
+
+// define defines o's flags on f: extensions and plugins sandbox's.
+func (o *sandboxFlags) define(f *pflag.FlagSet, agent string) {
+	f.BoolVar(&o.off, "off", false, "give the servers back to "+agent+" (unconfined): undo the switch")
 	f.StringArrayVar(&o.hosts, "allow-host", nil, "let the servers connect to this host (as permissions.network.allowedHosts: api.example.com, *.example.com, localhost:8080), through the sandbox's proxy; repeatable")
 	f.StringVar(&o.write, "allow-write", "", "what the servers may write besides their data folder: workspace, or none")
 	f.BoolVar(&o.unixSockets, "allow-unix-sockets", false, "let the servers create Unix sockets, which reach only those inside the sandbox (a browser's own processes), never your services'")
@@ -73,7 +79,11 @@ func newExtSandboxCmd(a *app) *cobra.Command {
 	f.BoolVar(&o.installScripts, "allow-install-scripts", false, "let the install scripts of the packages its package-runner servers (npx, ...) run, after npm fetched them, in a sandbox with no network and none of your npm configuration; they are off by default")
 	f.StringVar(&o.hook, "hook", "", "widen (or, with --default-profile, narrow back) this hook (its label, as describe shows it) rather than the servers")
 	f.StringVar(&o.dataLimit, "data-limit", "", "how much the servers may keep in the extension's data folder (default 1GiB): a server that reaches it is stopped and reported; e.g. 4GiB")
-	return cmd
+}
+
+// widens reports whether o asks for a widening, which --off takes none of.
+func (o sandboxFlags) widens() bool {
+	return len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts || o.dataLimit != ""
 }
 
 // extSandboxLong is the sandbox command's help: what the switch moves
@@ -146,10 +156,11 @@ gemkit added, and gives the rest back to Gemini CLI. A hook name another hook
 of yours, or of an extension not switched, also uses is refused.
 docs/extensions-sandbox.md has the details.`
 
-// command is the command line that asks for o, for a person to run in
-// a terminal of their own.
-func (o sandboxFlags) command(name string) string {
-	parts := []string{"gemkit extensions sandbox", extension.Printable(name)}
+// commandOf is the command line of cmd (gemkit extensions sandbox, or
+// plugins sandbox) that asks for o for name, for a person to run in a
+// terminal of their own.
+func (o sandboxFlags) commandOf(cmd, name string) string {
+	parts := []string{cmd, extension.Printable(name)}
 	if o.hook != "" {
 		parts = append(parts, "--hook", extension.Printable(o.hook))
 	}

@@ -78,7 +78,7 @@ func sandboxWords(name string, s *extswitch.ServerState) string {
 		if s.Agreed != "" {
 			words += "; " + s.Agreed
 		}
-		return words + "; back: " + s.Command
+		return words + map[bool]string{false: "; back: ", true: "; an Agent Plugins plugin, which Gemini CLI never runs; to remove it: "}[s.Plugin] + s.Command
 	case s.Switched:
 		return fmt.Sprintf("switched to gemkit, but Gemini CLI's mcp.excluded lacks %s: run gemkit extensions sandbox %s again", extswitch.MissingWords(s), name)
 	case len(s.Unpinnable) > 0 && len(s.Unconfined) == 0:

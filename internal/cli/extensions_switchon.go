@@ -112,8 +112,8 @@ func tellSwitched(a *app, sw *extswitch.Switch, p *extswitch.Prepared, on extswi
 	}
 	served, notServed := servedLines(name, on.Checks)
 	if len(local) > 0 {
-		fmt.Fprintf(out, "\nSwitched: %s (mcp.excluded in %s)%s. Consent recorded to %s as it is now.\n",
-			notStarted(m), p.Path, servedWords(m, served), extension.Printable(name))
+		fmt.Fprintf(out, "\nSwitched: %s%s. Consent recorded to %s as it is now.\n",
+			notStarted(m, p.Path), servedWords(m, served), extension.Printable(name))
 	} else {
 		fmt.Fprintf(out, "\nSwitched %s to gemkit. Consent recorded to it as it is now.\n", extension.Printable(name))
 	}
@@ -142,7 +142,7 @@ func tellSwitched(a *app, sw *extswitch.Switch, p *extswitch.Prepared, on extswi
 	// The clients hide most of a failed call (Gemini CLI 0.61 shows none
 	// of its text), so the person is told where the refusals are said.
 	fmt.Fprintf(out, "What the sandbox refuses %s: gemkit extensions doctor, with the command that allows each.\n", extswitch.Them(len(local)+len(parts.Hooks)))
-	fmt.Fprintf(out, "Undo: gemkit extensions sandbox %s --off\n", extension.Printable(name))
+	fmt.Fprintf(out, "Undo: gemkit extensions sandbox %s %s\n", extension.Printable(name), map[bool]string{false: "--off", true: "--default-profile"}[m.AgentPlugin])
 }
 
 // tellWidened says what the servers and hooks may now do beyond their
@@ -211,13 +211,16 @@ func switchedHookLines(p *extswitch.Parts, off []string, path string) []string {
 }
 
 // notStarted says what Gemini CLI no longer does with m's servers once
-// they are switched.
-func notStarted(m *extension.Manifest) string {
+// they are switched, by its settings file path.
+func notStarted(m *extension.Manifest, path string) string {
+	if m.AgentPlugin {
+		return "Gemini CLI runs nothing of this Agent Plugins plugin"
+	}
 	words := "Gemini CLI no longer starts " + extswitch.PrintableNames(extension.SandboxedServers(m))
 	if remote := extension.RemoteServers(m); len(remote) > 0 {
 		words += " nor connects to " + extswitch.PrintableNames(remote)
 	}
-	return words
+	return words + " (mcp.excluded in " + path + ")"
 }
 
 // servedWords say, after what Gemini CLI no longer does, how gemkit mcp

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/buildinfo"
+	"github.com/gemkit/gemkit/internal/claudeswitch"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
@@ -43,6 +44,7 @@ type mcpFlags struct {
 	// servers serves every enabled extension's own stdio MCP servers,
 	// sandboxed, not only those switched to gemkit.
 	servers bool
+	only    string // serve this extension alone (claudeswitch's twins)
 }
 
 const mcpLong = `Serve the executable tools and docs of the extensions enabled in the workspace
@@ -192,6 +194,8 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.BoolVar(&o.codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
 	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
 	f.BoolVar(&o.servers, "extension-servers", false, "serve every enabled extension's own MCP servers (stdio ones in gemkit's sandbox, remote ones connected to as they are), not only those switched to gemkit (gemkit extensions sandbox NAME): for clients other than Gemini CLI, which starts the others itself; off with --extension")
+	f.StringVar(&o.only, "only", "", "serve the extension of this name alone (the twin of a Claude Code plugin switched with gemkit plugins sandbox runs this)")
+	cmd.MarkFlagsMutuallyExclusive("extension", "only")
 	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
@@ -296,7 +300,7 @@ const releaseAfter = 5 * time.Second
 // server is the MCP server of the store's enabled extensions, or of the
 // one in --extension, running tools through runner.
 func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, servers *extmcp.Manager) (*mcpserver.Server, error) {
-	src := disclosure.StoreSource(st)
+	src := disclosure.Only(st, o.only)
 	if o.extDir != "" {
 		src = disclosure.DirSource(o.extDir, st.Workspace())
 	}
@@ -325,7 +329,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 		ProgressInterval: o.progressInterval,
 		CodeIntel:        tools,
 		Servers:          servers,
-		ChooseServers:    policy.Choose(),
+		ChooseServers:    claudeswitch.ServeOnly(policy.Choose(), st.Home(), o.only),
 		UnservedServers:  policy.Unserved,
 	})
 	var verr *extension.ValidationError

@@ -143,13 +143,13 @@ func TestPluginsListDescribeText(t *testing.T) {
 	writePluginFiles(t, dir, files)
 	proj := t.TempDir()
 	out, _, code := runPlugins(t, cfg, proj, "list")
-	for _, want := range []string{"p@mk", "user", "bad@mk", "unreadable", "! bad@mk: not read as Claude Code reads it", "unconfined, in Claude Code's own process tree", "switch for plugins is to come"} {
+	for _, want := range []string{"p@mk", "user", "bad@mk", "unreadable", "! bad@mk: not read as Claude Code reads it", "unconfined in Claude Code", "RUNS: where the plugin's MCP servers"} {
 		if code != ExitOK || !strings.Contains(out, want) {
 			t.Errorf("plugins list: exit %d, no %q in:\n%s", code, want, out)
 		}
 	}
 	out, _, code = runPlugins(t, cfg, proj, "describe", "p@mk")
-	for _, want := range []string{"srv: node ${CLAUDE_PLUGIN_ROOT}/s.js", "SessionStart: command: echo hi", "go: gopls", "watch: tail -f x", "skills: s1", "agents: a1", "commands: c1", "runs unconfined"} {
+	for _, want := range []string{"srv: node ${CLAUDE_PLUGIN_ROOT}/s.js", "SessionStart: command: echo hi", "go: gopls", "watch: tail -f x", "skills: s1", "agents: a1", "commands: c1", "run: unconfined, in Claude Code's own process tree"} {
 		if code != ExitOK || !strings.Contains(out, want) {
 			t.Errorf("plugins describe: exit %d, no %q in:\n%s", code, want, out)
 		}

@@ -77,21 +77,36 @@ type Set struct {
 // whose problems are in the fields only gemkit reads (both listed in
 // Skipped), and tools hidden by any enabled extension's excludeTools
 // (see ExposedName for the names it matches).
-func Load(st *extension.Store) (*Set, error) { return load(st, 0) }
+func Load(st *extension.Store) (*Set, error) { return load(st, 0, "") }
 
 // load is Load with exposed names of at most limit characters (0:
-// DefaultNameLimit).
-func load(st *extension.Store, limit int) (*Set, error) {
+// DefaultNameLimit), of the extension only alone when it is not "".
+func load(st *extension.Store, limit int, only string) (*Set, error) {
 	all, err := st.List()
 	if err != nil {
 		return nil, err
 	}
 	enabled, enErr := st.Enablements()
 	s := &Set{Workspace: st.Workspace()}
+	extNames := map[string]bool{}
+	for _, in := range all {
+		if m := in.Manifest(); m != nil && !m.AgentPlugin {
+			extNames[m.Name] = true
+		}
+	}
 	for _, in := range all {
 		name := in.Name
 		if m := in.Manifest(); m != nil {
 			name = m.Name
+		}
+		if only != "" && name != only {
+			continue
+		}
+		if m := in.Manifest(); m != nil && m.AgentPlugin && extNames[name] {
+			// Installed by Gemini CLI beside gemkit's plugin, which it
+			// does not see: one name, two things; neither is guessed at.
+			s.Skipped = append(s.Skipped, Skipped{name, "an extension in Gemini CLI's extensions folder has the same name; gemkit serves that extension, not this Agent Plugins plugin: uninstall one of them"})
+			continue
 		}
 		if !enabled(in.Name).Workspace {
 			s.Skipped = append(s.Skipped, Skipped{name, "disabled in this workspace"})

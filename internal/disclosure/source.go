@@ -2,6 +2,7 @@ package disclosure
 
 import (
 	"fmt"
+	"github.com/gemkit/gemkit/internal/agentplugin"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -54,9 +55,16 @@ func NameLimited(src Source, limit int) (Source, error) {
 type storeSource struct {
 	st    *extension.Store
 	limit int
+	// only, when set, is the one extension served (Only).
+	only string
 }
 
-func (s storeSource) Load() (*Set, error) { return load(s.st, s.limit) }
+// Only is st's source of the extension name alone (gemkit mcp --only,
+// which a switched Claude Code plugin's twin runs for its servers), or
+// StoreSource when name is "".
+func Only(st *extension.Store, name string) Source { return storeSource{st: st, only: name} }
+
+func (s storeSource) Load() (*Set, error) { return load(s.st, s.limit, s.only) }
 
 func (s storeSource) Describe() string {
 	return fmt.Sprintf("the extensions in %s enabled for %s", s.st.Dir(), s.st.Workspace())
@@ -74,24 +82,27 @@ func (s storeSource) Stamp(last *Set) string {
 		stamp(&b, f)
 	}
 	dir := s.st.Dir()
-	// The extensions folder and its entries are the store's own listing.
-	stamp(&b, dir)
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		stamp(&b, p)
-		stampFiles(&b, p, extension.ManifestFile, extension.InstallMetadataFile, ".env")
+	// The extensions folder, gemkit's Agent Plugins folder and their
+	// entries are the store's own listing.
+	for _, d := range []string{dir, s.st.PluginsDir()} {
+		stamp(&b, d)
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			p := filepath.Join(d, e.Name())
+			stamp(&b, p)
+			stampFiles(&b, p, extension.ManifestFile, extension.InstallMetadataFile, ".env", agentplugin.ManifestFile, agentplugin.MCPFile)
+		}
 	}
 	if last != nil {
 		var outside []string
 		for _, e := range last.Extensions {
-			if filepath.Dir(e.Ext.Dir) != dir {
+			if d := filepath.Dir(e.Ext.Dir); d != dir && d != s.st.PluginsDir() {
 				outside = append(outside, e.Ext.Dir)
 			}
 		}
 		sort.Strings(outside)
 		for _, d := range outside {
-			stampFiles(&b, d, extension.ManifestFile, ".env")
+			stampFiles(&b, d, extension.ManifestFile, ".env", agentplugin.ManifestFile, agentplugin.MCPFile)
 		}
 	}
 	return b.String()
@@ -108,7 +119,7 @@ func (s dirSource) Describe() string { return "the extension in " + s.dir }
 
 func (s dirSource) Stamp(*Set) string {
 	var b strings.Builder
-	stampFiles(&b, s.dir, extension.ManifestFile, ".env")
+	stampFiles(&b, s.dir, extension.ManifestFile, ".env", agentplugin.ManifestFile, agentplugin.MCPFile)
 	return b.String()
 }
 

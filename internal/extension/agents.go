@@ -43,6 +43,9 @@ type AgentServer struct {
 // agent from it either), and one that names servers but not itself is
 // named by its file.
 func (e *Extension) AgentServers(ws string) ([]AgentServer, error) {
+	if e.IsPlugin() {
+		return nil, nil
+	}
 	root, err := e.Root()
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gemkit/gemkit/internal/agentplugin"
 	"os"
 	"path/filepath"
 	"sort"
@@ -94,21 +95,25 @@ func (s *Store) AgreedCopy(ext *Extension) string {
 	if dir == "" {
 		return ""
 	}
-	m, err := readManifestOf(dir)
+	m, err := readManifestOf(dir, ext.IsPlugin())
 	if err != nil || !bytes.Equal(m, ext.Raw) {
 		return ""
 	}
 	return dir
 }
 
-// readManifestOf reads the manifest of the folder dir, a copy of
+// readManifestOf reads the manifest of the folder dir (a plugin's: its
+// plugin.json and mcp.json, as agentplugin.ReadRaw reads them), a copy of
 // gemkit's whose files are an extension's: through its Root.
-func readManifestOf(dir string) ([]byte, error) {
+func readManifestOf(dir string, plugin bool) ([]byte, error) {
 	root, err := fsutil.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
+	if plugin {
+		return agentplugin.ReadRaw(root)
+	}
 	return root.ReadFile(ManifestFile, agreedCopyManifestLimit)
 }
 

@@ -49,7 +49,10 @@ func Conflicts(all []*Installed) []Conflict {
 	byServer := map[string][]*Installed{}
 	for _, in := range all {
 		m := in.Manifest()
-		if m == nil || m.Name == "" || m.Version == "" {
+		if m == nil || m.AgentPlugin || m.Name == "" || m.Version == "" {
+			// Gemini CLI loads no Agent Plugins plugin: it clashes with
+			// nothing there (gemkit mcp serves the extension of its name,
+			// disclosure.Load).
 			continue
 		}
 		byName[m.Name] = append(byName[m.Name], in)

@@ -40,7 +40,7 @@ func TestConsentTextReadsTheStagedFiles(t *testing.T) {
 	if strings.Contains(text, "no such file or directory") {
 		t.Errorf("the install's question read a folder that is not there yet:\n%s", text)
 	}
-	if want := filepath.Join(s.finalDir("staged")); asked.Extension.Dir != want {
+	if want := filepath.Join(s.finalDir(s.Dir(), "staged")); asked.Extension.Dir != want {
 		t.Errorf("the question's extension is at %s, want its final folder %s", asked.Extension.Dir, want)
 	}
 

@@ -15,19 +15,30 @@ import (
 // tool. It reads only the folder and the install metadata (no manifest),
 // as it runs before every tool call.
 func (s *Store) ExtensionFolders() ([]string, error) {
-	entries, err := os.ReadDir(s.Dir())
+	out, err := foldersIn(s.Dir())
+	if err != nil {
+		return nil, err
+	}
+	plugins, err := foldersIn(s.PluginsDir())
+	return append(out, plugins...), err
+}
+
+// foldersIn is ExtensionFolders of the folder parent (the extensions
+// folder, or PluginsDir).
+func foldersIn(parent string) ([]string, error) {
+	entries, err := os.ReadDir(parent)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the extensions folder: %w", err)
 	}
-	out := []string{s.Dir()}
+	out := []string{parent}
 	for _, e := range entries {
 		if isStagingName(e.Name()) {
 			continue
 		}
-		entry := filepath.Join(s.Dir(), e.Name())
+		entry := filepath.Join(parent, e.Name())
 		out = append(out, entry)
 		if md, err := readMetadata(entry); err == nil && md != nil && md.Type == SourceLink && filepath.IsAbs(md.Source) {
 			out = append(out, md.Source)

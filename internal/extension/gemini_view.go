@@ -135,6 +135,11 @@ func (e *Extension) GeminiView(workspace string) GeminiView {
 		return v
 	}
 	defer root.Close()
+	if e.IsPlugin() {
+		// A plugin brings skills and MCP servers alone (plugin.go).
+		v.Skills, v.SkippedSkills = scanPluginSkills(root, e.Plugin)
+		return v
+	}
 	v.Skills, v.SkippedSkills = scanSkills(root)
 	v.Agents = agents(root)
 	v.Hooks, v.HooksErr = e.hooks(root, workspace)
@@ -143,6 +148,9 @@ func (e *Extension) GeminiView(workspace string) GeminiView {
 
 // Agents lists the extension's sub-agents, sorted by file.
 func (e *Extension) Agents() []Agent {
+	if e.IsPlugin() {
+		return []Agent{}
+	}
 	root, err := e.Root()
 	if err != nil {
 		return []Agent{}
@@ -247,6 +255,9 @@ func unquoteJSON(s string) (string, error) {
 // Unlike Gemini CLI, it does not substitute the extension's settings
 // into them: those may be secrets, and this is for showing.
 func (e *Extension) Hooks(workspace string) (json.RawMessage, error) {
+	if e.IsPlugin() {
+		return nil, nil
+	}
 	root, err := e.Root()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -50,7 +50,7 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		if err != nil {
 			return "", err
 		}
-		if fsutil.Within(real, s.Dir()) {
+		if fsutil.Within(real, s.Dir()) || fsutil.Within(real, s.PluginsDir()) {
 			return "", fmt.Errorf("%s contains the extensions folder itself; give the extension's own folder", src)
 		}
 		fmt.Fprintf(progress, "Copying %s …\n", src)

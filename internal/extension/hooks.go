@@ -82,6 +82,9 @@ func (e *Extension) CommandHooks() ([]CommandHook, error) {
 // readHooks reads hooks/hooks.json: its command hooks, and in words
 // what of it Gemini CLI skips.
 func (e *Extension) readHooks() (hooks []CommandHook, discarded []string, err error) {
+	if e.IsPlugin() {
+		return nil, nil, nil
+	}
 	root, err := e.Root()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -425,6 +428,9 @@ func (h CommandHook) DisableKey(dir string, settings []Setting) (key, why string
 // security.toolSandboxing is on, else unconfined, after the person
 // allows it (unless a policy or YOLO mode does).
 func (e *Extension) ShellCommands() []string {
+	if e.IsPlugin() {
+		return nil
+	}
 	root, err := e.Root()
 	if err != nil {
 		return nil

@@ -116,10 +116,11 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 		}
 		return nil, err
 	}
-	shown := s.atFinalPath(ext, s.finalDir(name))
+	parent := s.parentOf(ext)
+	shown := s.atFinalPath(ext, s.finalDir(parent, name))
 	// The check every start makes, before anyone is told consent is
 	// given: files it would refuse are refused here, with what to do.
-	if err := s.checkFilesAt(root, s.finalDir(name)); Unbindable(err) {
+	if err := s.checkFilesAt(root, s.finalDir(parent, name)); Unbindable(err) {
 		return nil, fmt.Errorf("%s is not installed: %w", Printable(name), err)
 	}
 	if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Install", Extension: shown, Lines: ConsentText(shown, "Installing")}); err != nil {
@@ -128,11 +129,11 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err := writeMetadata(root, md); err != nil {
 		return nil, err
 	}
-	if err := s.commit(ctx, root, name); err != nil {
+	if err := s.commit(ctx, root, parent, name); err != nil {
 		return nil, err
 	}
-	if err := s.recordConsentFor(name, ext.Manifest, filepath.Join(s.Dir(), name)); err != nil {
-		fsutil.RemoveTree(filepath.Join(s.Dir(), name))
+	if err := s.recordConsentFor(name, ext.Manifest, filepath.Join(parent, name)); err != nil {
+		fsutil.RemoveTree(filepath.Join(parent, name))
 		return nil, err
 	}
 	return s.Get(name)
@@ -188,7 +189,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 	if err := writeMetadata(entry, &InstallMetadata{Source: real, Type: SourceLink}); err != nil {
 		return nil, err
 	}
-	if err := s.commit(ctx, entry, name); err != nil {
+	if err := s.commit(ctx, entry, s.parentOf(ext), name); err != nil {
 		return nil, err
 	}
 	// The files as checked a moment ago, read again only if that failed.
@@ -198,16 +199,17 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 		err = s.recordConsentFor(name, ext.Manifest, real)
 	}
 	if err != nil {
-		fsutil.RemoveTree(filepath.Join(s.Dir(), name))
+		fsutil.RemoveTree(filepath.Join(s.parentOf(ext), name))
 		return nil, err
 	}
 	return s.Get(name)
 }
 
 // finalDir is the real path an extension called name will have once
-// installed: what ${extensionPath} will stand for.
-func (s *Store) finalDir(name string) string {
-	dir := s.Dir()
+// installed in parent (the extensions folder, or PluginsDir): what
+// ${extensionPath} will stand for.
+func (s *Store) finalDir(parent, name string) string {
+	dir := parent
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
@@ -223,6 +225,12 @@ func (s *Store) finalDir(name string) string {
 // is what the person agrees to (Root): at dir, an install found nothing
 // yet, and an update the version installed.
 func (s *Store) atFinalPath(ext *Extension, dir string) *Extension {
+	if ext.IsPlugin() {
+		// Nothing of its manifest names its folder.
+		c := *ext
+		c.Dir, c.files = dir, ext.Dir
+		return &c
+	}
 	vars := Variables{ExtensionPath: dir, WorkspacePath: s.workspace}
 	expanded, err := vars.ExpandJSON(ext.Raw)
 	if err != nil {
@@ -255,11 +263,11 @@ func (s *Store) loadFetched(root string, md *InstallMetadata) (*Extension, error
 	default:
 		shown, where = filepath.Join(md.Source, ManifestFile), md.Source
 	}
-	if _, err := lstatIn(root, ManifestFile); errors.Is(err, fs.ErrNotExist) {
+	if _, err := lstatIn(root, ManifestFile); errors.Is(err, fs.ErrNotExist) && !hasPluginManifest(root) {
 		if md.Type == SourceGit && md.Subdir == "" {
 			return nil, subdirError("%s has no %s; if the extension is in a sub-folder of the repository, name that folder", where, ManifestFile)
 		}
-		return nil, fmt.Errorf("%s has no %s", where, ManifestFile)
+		return nil, fmt.Errorf("%s has no %s (nor an Agent Plugins plugin.json)", where, ManifestFile)
 	}
 	return LoadWith(root, LoadOptions{WorkspacePath: s.workspace, shownManifest: shown})
 }

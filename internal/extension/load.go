@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/agentplugin"
 	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -42,10 +43,14 @@ type Extension struct {
 	// returns a *ValidationError holding those that stop something
 	// when there is any.
 	Problems []Problem
+	// Plugin, for a folder with an Agent Plugins plugin.json and no
+	// gemini-extension.json, is the plugin read (plugin.go); Raw is
+	// then its plugin.json and mcp.json (agentplugin.Plugin.Raw).
+	Plugin *agentplugin.Plugin
 }
 
 // ManifestPath is the path of the extension's gemini-extension.json.
-func (e *Extension) ManifestPath() string { return filepath.Join(e.Dir, ManifestFile) }
+func (e *Extension) ManifestPath() string { return filepath.Join(e.Dir, e.manifestFile()) }
 
 // Path returns the absolute path of rel, a path the manifest gives relative
 // to the extension folder (or absolute inside it, via ${extensionPath}).
@@ -83,6 +88,10 @@ func (e *Extension) RelName(p string) (string, error) {
 // variables; it is what two copies of one version in different folders
 // have in common.
 func (e *Extension) Unexpanded() *Manifest {
+	if e.IsPlugin() {
+		// Its placeholders are expanded only at a server's launch.
+		return e.Manifest
+	}
 	m, _, err := ParseManifest(e.Raw)
 	if err != nil {
 		return e.Manifest
@@ -124,6 +133,9 @@ func dirCheck(real string, trusted bool) (bool, error) {
 // CLI: every .toml file under commands/, named as Gemini CLI names them
 // (commands/git/commit.toml is /git:commit). Links are not followed.
 func (e *Extension) CustomCommands() []string {
+	if e.IsPlugin() {
+		return nil
+	}
 	root, err := e.Root()
 	if err != nil {
 		return nil
@@ -206,8 +218,15 @@ func loadIn(root *fsutil.Root, dir string, opts LoadOptions) (*Extension, error)
 	real := root.Dir()
 	manifestPath := filepath.Join(real, ManifestFile)
 	raw, err := root.ReadFile(ManifestFile, maxManifestBytes)
+	if errors.Is(err, fs.ErrNotExist) && agentplugin.Has(root) {
+		shown := filepath.Join(real, agentplugin.ManifestFile)
+		if opts.shownManifest != "" {
+			shown = strings.Replace(opts.shownManifest, ManifestFile, agentplugin.ManifestFile, 1)
+		}
+		return loadPlugin(root, shown)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s has no %s; an extension folder must hold one", dir, ManifestFile)
+		return nil, fmt.Errorf("%s has no %s (nor an Agent Plugins %s); an extension folder must hold one", dir, ManifestFile, agentplugin.ManifestFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the manifest: %w", err)

@@ -55,6 +55,10 @@ type Manifest struct {
 
 	// Extra holds the fields this type does not name, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
+	// AgentPlugin marks the manifest made from an Agent Plugins
+	// plugin's plugin.json and mcp.json (plugin.go): Gemini CLI runs
+	// none of its servers, which gemkit mcp alone serves.
+	AgentPlugin bool `json:"-"`
 
 	// contextFileNameString records that contextFileName was a plain
 	// string, so that MarshalJSON writes it back the same way.

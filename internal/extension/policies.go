@@ -148,6 +148,9 @@ func (p *Policies) Empty() bool {
 // Policies reads the extension's policies folder as Gemini CLI 0.61 does.
 func (e *Extension) Policies() Policies {
 	var p Policies
+	if e.IsPlugin() {
+		return p
+	}
 	root, err := e.Root()
 	if err != nil {
 		p.Unsure = append(p.Unsure, PolicyProblem{File: "policies", Why: err.Error()})

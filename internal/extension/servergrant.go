@@ -72,6 +72,11 @@ type DroppedVar struct {
 // that neither a setting of m declares nor allowed passes (nor HOME,
 // which is the server's data folder), by server and variable.
 func DroppedVars(m *Manifest, allowed []string) []DroppedVar {
+	if m.AgentPlugin {
+		// Its env is taken as written, ${PLUGIN_ROOT} and
+		// ${PLUGIN_DATA} expanded: no variable is looked up.
+		return nil
+	}
 	declared := map[string]bool{"HOME": true}
 	for _, s := range m.Settings {
 		declared[s.EnvVar] = true

@@ -114,6 +114,10 @@ func RunnerRefused(m *Manifest, agents []AgentServer) []string {
 	return out
 }
 
+// PluginServerWords begin the line of an Agent Plugins plugin's local
+// server, before what it can do.
+const PluginServerWords = "an Agent Plugins server: Gemini CLI never starts it; gemkit mcp runs it in gemkit's sandbox, where it can "
+
 // notSwitchable says of a local server that Gemini CLI keeps it,
 // because the servers in blocked keep the switch from being made.
 func notSwitchable(blocked []string, when string) string {
@@ -133,6 +137,10 @@ func serverLines(m *Manifest, c ServerChoice, blocked []string) []string {
 			where = "gemkit itself, which runs the extension's tools in their own sandbox"
 		}
 		switch {
+		case m.AgentPlugin && SandboxedServer(def):
+			where = PluginServerWords + ServerProfileWordsOf(m, c.Widening) + " (its PLUGIN_DATA)"
+		case m.AgentPlugin:
+			where = "a remote server of an Agent Plugins plugin: Gemini CLI never connects to it; " + RemoteServerWords + "; " + remoteReach(m.Name, def)
 		case ContainerServer(def):
 			where = ContainerWords(ContainerCommand(def))
 		case RunnerRefusal(def) != "" && c.Switched:

@@ -40,6 +40,9 @@ func (e *Extension) ScanSkills() (skills []Skill, skipped []SkippedSkill) {
 		return []Skill{}, nil
 	}
 	defer root.Close()
+	if e.IsPlugin() {
+		return scanPluginSkills(root, e.Plugin)
+	}
 	return scanSkills(root)
 }
 

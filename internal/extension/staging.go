@@ -133,15 +133,25 @@ func stagingPID(name string) int {
 // frees the name: for a linked extension, which update leaves as it is,
 // uninstalling it (which removes the link, not its folder).
 func (s *Store) checkFree(name string) error {
-	entry := filepath.Join(s.Dir(), name)
+	for _, parent := range []string{s.Dir(), s.PluginsDir()} {
+		if err := s.checkFreeIn(parent, name); err != nil {
+			return err
+		}
+	}
+	if in, err := s.Get(name); err == nil {
+		return fmt.Errorf("an extension called %q is already installed (as %s); uninstall it first", name, in.Name)
+	}
+	return nil
+}
+
+// checkFreeIn is checkFree of the entry name of the folder parent.
+func (s *Store) checkFreeIn(parent, name string) error {
+	entry := filepath.Join(parent, name)
 	if _, err := os.Lstat(entry); err == nil {
 		if md, err := readMetadata(entry); err == nil && md != nil && md.Type == SourceLink {
 			return fmt.Errorf("an extension called %q is already linked to %s; `gemkit extensions uninstall %s` unlinks it first (the folder stays)", name, md.Source, name)
 		}
 		return fmt.Errorf("an extension called %q is already installed; use `gemkit extensions update %s`, or uninstall it first", name, name)
-	}
-	if in, err := s.Get(name); err == nil {
-		return fmt.Errorf("an extension called %q is already installed (as %s); uninstall it first", name, in.Name)
 	}
 	return nil
 }
@@ -151,7 +161,7 @@ func (s *Store) checkFree(name string) error {
 // interrupted install must not complete). Enablement rules left from an
 // earlier extension of that name are dropped, so a new install is enabled
 // everywhere, as Gemini CLI's install enables it.
-func (s *Store) commit(ctx context.Context, staged, name string) error {
+func (s *Store) commit(ctx context.Context, staged, parent, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -160,7 +170,10 @@ func (s *Store) commit(ctx context.Context, staged, name string) error {
 		return err
 	}
 	defer unlock()
-	dest := filepath.Join(s.Dir(), name)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	dest := filepath.Join(parent, name)
 	if _, err := os.Lstat(dest); err == nil {
 		return fmt.Errorf("an extension called %q was installed meanwhile; nothing was changed", name)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -208,34 +209,16 @@ var ErrNotInstalled = errors.New("extension is not installed")
 // broken extension is visible; files in the extensions folder (such as
 // the enablement file) and gemkit's staging folders are skipped.
 func (s *Store) List() ([]*Installed, error) {
-	entries, err := os.ReadDir(s.Dir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	dirs, err := s.entriesIn(s.Dir(), "the extensions folder")
 	if err != nil {
-		return nil, fmt.Errorf("read the extensions folder: %w", err)
+		return nil, err
 	}
-	realDir, err := filepath.EvalSymlinks(s.Dir())
+	plugins, err := s.entriesIn(s.PluginsDir(), "gemkit's Agent Plugins folder")
 	if err != nil {
-		return nil, fmt.Errorf("read the extensions folder: %w", err)
+		return nil, err
 	}
-	// The entries that are folders, sorted by name (as ReadDir gives
-	// them); the type each had in the listing spares a look at it when
-	// it is loaded.
-	var dirs []fs.DirEntry
-	for _, e := range entries {
-		if isStagingName(e.Name()) {
-			continue
-		}
-		if !e.IsDir() {
-			// A symlink to a folder is an extension too.
-			fi, err := os.Stat(filepath.Join(s.Dir(), e.Name()))
-			if err != nil || !fi.IsDir() {
-				continue
-			}
-		}
-		dirs = append(dirs, e)
-	}
+	dirs = append(dirs, plugins...)
+	slices.SortStableFunc(dirs, func(a, b listed) int { return strings.Compare(a.Name(), b.Name()) })
 	// Loading is file reads and JSON: spread it over the CPUs. Each
 	// worker takes the next index from a counter, which costs no
 	// goroutine wake-ups, unlike handing indexes over a channel.
@@ -245,7 +228,7 @@ func (s *Store) List() ([]*Installed, error) {
 	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(dirs); i = int(next.Add(1) - 1) {
-				out[i] = s.loadEntryIn(dirs[i].Name(), realDir, dirs[i].IsDir())
+				out[i] = s.loadEntryIn(dirs[i].parent, dirs[i].Name(), dirs[i].real, dirs[i].IsDir())
 			}
 		})
 	}
@@ -259,8 +242,10 @@ func (s *Store) Get(name string) (*Installed, error) {
 	if !isFolderName(name) {
 		return nil, fmt.Errorf("%q is not an extension name", name)
 	}
-	if fi, err := os.Stat(filepath.Join(s.Dir(), name)); err == nil && fi.IsDir() && !isStagingName(name) {
-		return s.loadEntry(name), nil
+	for _, parent := range []string{s.Dir(), s.PluginsDir()} {
+		if fi, err := os.Stat(filepath.Join(parent, name)); err == nil && fi.IsDir() && !isStagingName(name) {
+			return s.loadEntry(parent, name), nil
+		}
 	}
 	all, err := s.List()
 	if err != nil {
@@ -277,13 +262,14 @@ func (s *Store) Get(name string) (*Installed, error) {
 	return nil, fmt.Errorf("%q: %w (see `gemkit extensions list`)", name, ErrNotInstalled)
 }
 
-// loadEntry reads one entry of the extensions folder.
-func (s *Store) loadEntry(name string) *Installed {
-	realDir, err := filepath.EvalSymlinks(s.Dir())
+// loadEntry reads one entry of the folder parent: the extensions
+// folder, or PluginsDir.
+func (s *Store) loadEntry(parent, name string) *Installed {
+	realDir, err := filepath.EvalSymlinks(parent)
 	if err != nil {
 		realDir = ""
 	}
-	return s.loadEntryIn(name, realDir, false)
+	return s.loadEntryIn(parent, name, realDir, false)
 }
 
 // loadEntryIn is loadEntry with the real path of the extensions folder
@@ -291,8 +277,8 @@ func (s *Store) loadEntry(name string) *Installed {
 // caller has read so (folder, as in resolveDir). The entry is opened
 // once, as a Root named by its real path: the install metadata and,
 // unless the entry is a link's, the whole extension are read through it.
-func (s *Store) loadEntryIn(name, realDir string, folder bool) *Installed {
-	in := &Installed{Name: name, Entry: filepath.Join(s.Dir(), name)}
+func (s *Store) loadEntryIn(parent, name, realDir string, folder bool) *Installed {
+	in := &Installed{Name: name, Entry: filepath.Join(parent, name)}
 	root, err := openExtensionDir(in.Entry, realDir, folder)
 	if err != nil {
 		in.Err = err

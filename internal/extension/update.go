@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -110,6 +111,12 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	root, ext, err := s.fetchUpdate(ctx, in, old, md, stage, req)
 	if err != nil {
 		return nil, err
+	}
+	if was := filepath.Dir(in.Entry) == s.PluginsDir(); was != ext.IsPlugin() {
+		// The two kinds live in different folders, and Gemini CLI runs
+		// one of them: an update does not turn one into the other.
+		kinds := map[bool]string{false: "a Gemini CLI extension (" + ManifestFile + ")", true: "an Agent Plugins plugin (plugin.json alone)"}
+		return nil, fmt.Errorf("%s is not updated: it is %s, and its new version is %s; uninstall it, then install the new version", Printable(in.Name), kinds[was], kinds[ext.IsPlugin()])
 	}
 	res.NewVersion = ext.Manifest.Version
 	if in.Extension != nil {
@@ -226,7 +233,7 @@ func updateFileChanges(in *Installed, root string, res *UpdateResult) bool {
 // path it will have, what changed since the person agreed, and what
 // changed of its servers' packages.
 func (s *Store) askUpdate(ctx context.Context, consent ConsentFunc, in *Installed, ext *Extension, root string, res *UpdateResult, choice ServerChoice, pkgs PackageUpdate) error {
-	final := s.finalDir(in.Name)
+	final := s.finalDir(filepath.Dir(in.Entry), in.Name)
 	if in.Extension != nil {
 		final = in.Extension.Dir
 	}

@@ -54,7 +54,10 @@ func (p Policy) Choose() Choose {
 		if err != nil {
 			return Choice{Why: err.Error()}
 		}
-		if !c.Switched && !p.All {
+		// An Agent Plugins plugin's servers run nowhere else: gemkit mcp
+		// serves them from its install on, under the consent given
+		// then (internal/extension/plugin.go).
+		if !c.Switched && !p.All && !e.Ext.IsPlugin() {
 			return Choice{Why: "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"}
 		}
 		allowed := func() error { return p.allowed(e.Ext, name, c) }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/agentplugin"
 	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/geminisettings"
@@ -43,6 +44,11 @@ type Profile struct {
 	// Unset are the variables allowed by name that the environment of
 	// the gemkit mcp starting the server does not have.
 	Unset []string
+	// Args are the server's arguments, and Dir its working folder (""
+	// for the workspace): an Agent Plugins server's expanded, and its
+	// cwd or plugin root (Spec.Plugin).
+	Args []string
+	Dir  string
 }
 
 // BuildProfile is the profile of sp for the workspace ws, from the
@@ -63,14 +69,20 @@ func buildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []s
 	data := filepath.Join(dataRoot, sp.Extension)
 	sp2, err := sandbox.NewServerProfile(sandbox.ServerSetup{
 		Workspace: ws, Env: env, Distrusted: permission.Untrusted(ws, home, nil),
-		Program: sp.Command, AbsoluteIn: sp.Dir, Own: sp.Dir, Shown: shown,
+		Program: sp.program(), AbsoluteIn: sp.Dir, Own: sp.Dir, Shown: shown,
 		Private: data, What: "its data folder", Moved: "HOME",
 		ExtensionFolders: append([]string{sp.Dir}, extFolders...),
 	})
 	if err != nil {
 		return Profile{}, err
 	}
-	pr := Profile{ServerProfile: sp2, Data: data}
+	pr := Profile{ServerProfile: sp2, Data: data, Args: sp.Args}
+	// After NewServerProfile, which made the data folder: a plugin's
+	// cwd in it is resolved there.
+	plugin, err := pr.launch(sp, shown)
+	if err != nil {
+		return Profile{}, err
+	}
 	pr.Hosts, pr.UnixSockets = sp.Widening.Hosts, sp.Widening.UnixSockets
 	if sp.Widening.Write == permission.AccessWorkspace {
 		pr.Write = permission.AccessWorkspace
@@ -110,11 +122,22 @@ func buildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []s
 		out[k] = v
 		vars[k] = v
 	}
-	for k, v := range sp.Env {
-		out[k] = expand(v, vars)
+	if sp.Plugin == nil {
+		for k, v := range sp.Env {
+			out[k] = expand(v, vars)
+		}
 	}
 	delete(out, "PATH") // the searched part of the person's (NewServerProfile)
 	out["HOME"] = pr.Data
+	// Agent Plugins 1.0.0 §9.1: a plugin's env as written (expanded,
+	// never read for $NAME) over the base environment, PATH and HOME
+	// included, then PLUGIN_ROOT and PLUGIN_DATA over all.
+	for k, v := range plugin.Env {
+		out[k] = v
+	}
+	if _, set := plugin.Env["PATH"]; set {
+		pr.Env = slices.DeleteFunc(pr.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
+	}
 	if _, set := out["NODE_USE_ENV_PROXY"]; !set {
 		// Every connection goes to the sandbox's proxy, which the
 		// sandbox names in HTTP_PROXY: it lets through the allowed hosts
@@ -138,6 +161,32 @@ func buildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []s
 		pr.Runtime = slices.Compact(pr.Runtime)
 	}
 	return pr, nil
+}
+
+// program is the server's program: an Agent Plugins server's
+// plugin-relative command is its file in the plugin's folder, and a
+// bare one is found on gemkit's PATH, whatever its env says (Agent
+// Plugins 1.0.0 §7.2.1 leaves that to the client).
+func (sp Spec) program() string {
+	if sp.Plugin != nil {
+		return sp.Plugin.Program(sp.Dir)
+	}
+	return sp.Command
+}
+
+// launch is, for an Agent Plugins server (Spec.Plugin), how it is
+// started (agentplugin.Launch): its arguments and working folder set in
+// pr; nothing for another server.
+func (pr *Profile) launch(sp Spec, shown string) (agentplugin.Launch, error) {
+	if sp.Plugin == nil {
+		return agentplugin.Launch{}, nil
+	}
+	l, err := sp.Plugin.Launch(sp.Dir, pr.Data, shown)
+	if err != nil {
+		return l, err
+	}
+	pr.Args, pr.Dir = l.Args, l.Dir
+	return l, nil
 }
 
 // Policy is the sandbox policy of the profile, run in ws with the

@@ -49,7 +49,10 @@ import (
 func (s *server) connect(ctx context.Context) (*running, error) {
 	header := http.Header{}
 	for k, v := range s.spec.Headers {
-		header.Set(k, expand(v, s.spec.Settings))
+		if s.spec.Plugin == nil {
+			v = expand(v, s.spec.Settings)
+		}
+		header.Set(k, v)
 	}
 	r := &running{exited: make(chan struct{}), done: make(chan struct{})}
 	// The SSE transport's event stream lives on the context it connects

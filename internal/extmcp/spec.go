@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/agentplugin"
 	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/envmap"
@@ -103,6 +104,11 @@ type Spec struct {
 	// too: an error (the tree is not the one agreed to) keeps it from
 	// starting.
 	PinnedTree func() error `json:"-"`
+	// Plugin, for a server of an Agent Plugins plugin's mcp.json, is
+	// the entry as written: its args, env and cwd are expanded as the
+	// specification says at launch (BuildProfile, agentplugin.Launch),
+	// its env and headers taken literally, never as $NAME references.
+	Plugin *agentplugin.Server `json:",omitempty"`
 }
 
 // The transports of a remote server (Spec.Transport).
@@ -293,7 +299,19 @@ func specOf(e *disclosure.Extension, name string, raw json.RawMessage) (Spec, st
 	}
 	sp := Spec{Extension: m.Name, Server: name, Dir: e.Ext.Dir, Command: ent.Command, Args: ent.Args, Env: ent.Env}
 	common(e, ent, &sp)
+	pluginServer(e, name, &sp)
 	return sp, ""
+}
+
+// pluginServer marks sp, the server name of e, as a plugin's when e is
+// an Agent Plugins plugin (Spec.Plugin).
+func pluginServer(e *disclosure.Extension, name string, sp *Spec) {
+	if !e.Ext.IsPlugin() {
+		return
+	}
+	if s, ok := e.Ext.Plugin.Servers[name]; ok {
+		sp.Plugin = &s
+	}
 }
 
 // pinned runs a package runner's server (npx -y pkg, ...) from the tree
@@ -375,6 +393,7 @@ func remoteSpec(e *disclosure.Extension, name string, ent entry) (Spec, string) 
 		return Spec{}, fmt.Sprintf("its URL %s is not an http or https URL", Printable(sp.URL))
 	}
 	common(e, ent, &sp)
+	pluginServer(e, name, &sp)
 	return sp, ""
 }
 

@@ -1,6 +1,7 @@
 package extmcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,7 +156,7 @@ func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 	s.stderr.Reset()
 	cmd := &sandbox.Command{
 		Policy: pr.Policy(cfg.Workspace, tmp),
-		Path:   pr.Path, Args: s.spec.Args, Dir: cfg.Workspace, Stderr: s.stderr,
+		Path:   pr.Path, Args: pr.Args, Dir: cmp.Or(pr.Dir, cfg.Workspace), Stderr: s.stderr,
 		Env:    append(pr.Env, "TMPDIR="+tmp),
 		OnDeny: s.denied,
 	}

@@ -35,6 +35,9 @@ type SharedName struct {
 // hooks for it.
 func (s *Switch) Off(name string) (Off, error) {
 	out := Off{Path: s.Host.SettingsPath()}
+	if in, err := s.Store.Get(name); err == nil && in.Extension.IsPlugin() {
+		return out, refuse("%s is an Agent Plugins plugin: its servers run in gemkit's sandbox alone, and there is no Gemini CLI to give them back to; to drop what you allowed them: `gemkit extensions sandbox %[1]s --default-profile`; to stop them: `gemkit extensions disable %[1]s`", extension.Printable(name))
+	}
 	c, err := s.Store.ServerChoice(name)
 	if err != nil {
 		return out, err

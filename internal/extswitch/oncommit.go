@@ -43,7 +43,10 @@ func (p *Prepared) checkServable() error {
 	var missing []string // the programs not found, which the person installs
 	notFound := 0        // the servers whose program was not found
 	for _, srv := range extension.SandboxedServers(ext.Manifest) {
-		if never[srv] {
+		if never[srv] || ext.IsPlugin() {
+			// An Agent Plugins plugin's servers stay nobody else's: one
+			// that cannot start is said when gemkit mcp starts it, and
+			// the others are served all the same (§7.2.2(5), §11.3).
 			continue
 		}
 		// Checked for no workspace in particular (the extension's own

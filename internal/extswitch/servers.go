@@ -54,8 +54,11 @@ type ServerState struct {
 	// it is not offered; UnpinnableWhy is the first one's reason.
 	Unpinnable    []string `json:"unpinnable,omitempty"`
 	UnpinnableWhy string   `json:"-"`
-	// Command switches them (back, when switched).
+	// Command switches them (back, when switched); for an Agent
+	// Plugins plugin (Plugin), whose servers gemkit mcp alone serves, it
+	// removes the plugin.
 	Command string `json:"command"`
+	Plugin  bool   `json:"agentPlugin,omitempty"`
 	// Grant is what the manifest's permissions give them
 	// (extension.ServerGrant), beside the person's Widening.
 	Grant extension.Widening `json:"grant"`
@@ -112,6 +115,12 @@ func (sw *Switch) StateOf(m *extension.Manifest, c extension.ServerChoice, exclu
 	}
 	if c.Switched {
 		s.Command += " --off"
+	}
+	if m.AgentPlugin {
+		// Served by gemkit mcp from its install on, never by Gemini CLI
+		// (extension/plugin.go): nothing to switch, nothing unconfined.
+		s.Switched, s.Plugin, s.Command = true, true, "gemkit extensions uninstall "+m.Name
+		return s
 	}
 	for _, n := range names {
 		var d struct {

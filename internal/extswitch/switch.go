@@ -79,6 +79,13 @@ func (s *Switch) Parts(ext *extension.Extension) (*Parts, error) { return s.part
 // only which hooks there are ask it as a test's binary would ("gemkit").
 func (s *Switch) partsAs(ext *extension.Extension, bin string) (*Parts, error) {
 	st := s.Store
+	if ext.IsPlugin() {
+		// Gemini CLI runs nothing of an Agent Plugins plugin (it skips
+		// a folder without gemini-extension.json): there is nothing to
+		// take from it, and a name of its servers in mcp.excluded would
+		// only shadow the person's own server of that name.
+		return &Parts{}, nil
+	}
 	p := &Parts{Names: extension.SwitchedServers(ext.Manifest)}
 	agents, err := ext.AgentServers(st.Workspace())
 	if agentread.IsUnreadable(err) {

@@ -27,7 +27,7 @@ import (
 var confinedDirs = []string{
 	"internal/extension", "internal/toolrun", "internal/disclosure",
 	"internal/agent", "internal/acp", "internal/mcpserver", "internal/cli",
-	"internal/extswitch", "internal/extview",
+	"internal/extswitch", "internal/extview", "internal/claudeswitch",
 }
 
 func confinedFile(dir, name string) bool {
@@ -62,6 +62,30 @@ var plainCalls = map[string][]string{
 // pkg.Func" (func is the enclosing function, Type.Method for a method),
 // each with the trusted place it touches and why.
 var trustedCalls = map[string]string{
+	"internal/claudeswitch/doctor.go Switch.Doctor os.Stat":                         "whether a twin plugin's folder is still in TM, in ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own",
+	"internal/claudeswitch/lock_unix.go Switch.lock os.MkdirAll":                    "~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own, for its lock",
+	"internal/claudeswitch/lock_unix.go Switch.lock os.OpenFile":                    "the switch's lock file in ~/.local/share/gemkit/claude-plugins, gemkit's own",
+	"internal/claudeswitch/files.go copyTree os.Mkdir":                              "the new folder a twin is copied into, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process; the plugin's tree is read through a Root",
+	"internal/claudeswitch/files.go Places.stage os.MkdirAll":                       "the staging folder of the twins, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.place os.MkdirAll":                       "the folder of a twin (TH's extensions, TM's plugins), in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.place os.Rename":                         "a twin made in the staging folder moved into place, both in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.place fsutil.RemoveTree":                 "the twin a new one replaced, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.WriteExtension fsutil.RemoveTree":        "what is left of a twin extension being made, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.WritePlugin fsutil.RemoveTree":           "what is left of a twin plugin being made, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.Remove fsutil.RemoveTree":                "a twin plugin in TM, a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.writeMarketplace os.ReadDir":             "the names of TM's twin plugins, folders gemkit made in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.writeMarketplace os.MkdirAll":            "TM's .claude-plugin folder, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/files.go Places.writeMarketplace fsutil.WriteFileAtomic": "TM's marketplace.json, which gemkit writes whole, in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/settings.go readSettings os.ReadFile":                    "Claude Code's user settings file, the person's own (a plugin's files are read through Roots)",
+	"internal/claudeswitch/settings.go writeSettings os.Lstat":                      "whether Claude Code's user settings file is there, to keep its mode",
+	"internal/claudeswitch/settings.go writeSettings fsutil.ReplaceFile":            "Claude Code's user settings file, replaced atomically, its mode kept",
+	"internal/claudeswitch/settings.go writeSettings fsutil.WriteFileAtomic":        "Claude Code's user settings file, made 0600 when there was none",
+	"internal/claudeswitch/switch.go Switch.writeRecords os.MkdirAll":               "a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/switch.go Switch.writeRecords fsutil.WriteFileAtomic":    "the switch's records, switched.json in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
+	"internal/claudeswitch/switch.go Switch.Enable os.MkdirAll":                     "Claude Code's home folder, the person's own, for a settings file gemkit makes",
+	"internal/claudeswitch/switch.go Switch.Disable os.ReadFile":                    "Claude Code's user settings file, the person's own, compared with what gemkit wrote",
+	"internal/claudeswitch/switch.go Switch.Disable os.Remove":                      "Claude Code's user settings file gemkit made, unchanged since, removed by the switch off",
+	"internal/claudeswitch/switch.go readRecords os.ReadFile":                       "the switch's records, switched.json in a folder of ~/.local/share/gemkit/claude-plugins (gemkitdir.ClaudePlugins), gemkit's own and closed to every sandboxed process",
 	"internal/extswitch/orphans.go isDir os.Lstat":                                  "the folder of an extension's pinned packages in ~/.local/share/gemkit/packages (pkgrun.Root): whether it is there, nothing in it read or followed",
 	"internal/extswitch/orphans.go treeBytes filepath.WalkDir":                      "the size of an extension's pinned packages, for doctor's words: WalkDir follows no link, and only the entries' own sizes (lstat) are read, never their contents",
 	"internal/extswitch/orphans.go Switch.orphanNames os.ReadDir":                   "the names in ~/.local/share/gemkit/packages (pkgrun.Root), folders gemkit made, one per extension",

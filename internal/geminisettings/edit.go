@@ -105,6 +105,10 @@ func Apply(path string, e Edit) (Applied, error) {
 	if err != nil && !absent {
 		return Applied{}, fmt.Errorf("read Gemini CLI's settings: %w", err)
 	}
+	if absent && len(e.Exclude) == 0 && len(e.Disable) == 0 && len(e.AddHooks) == 0 {
+		// Nothing to add, and nothing to remove from no file.
+		return Applied{}, nil
+	}
 	out, res, err := apply(path, data, e)
 	if err != nil || bytes.Equal(out, data) {
 		return res, err

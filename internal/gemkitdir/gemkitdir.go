@@ -167,3 +167,20 @@ func RuntimeDirs(runtimes, tmps []string, uid int) []string {
 // as the person agreed to them, which its sandbox shows their MCP
 // servers in place of the folders: ~/.local/share/gemkit/agreed.
 func Agreed(home string) string { return filepath.Join(Data(home), "agreed") }
+
+// ClaudePlugins is the folder of the Claude Code plugins switched to
+// gemkit's sandbox: ~/.local/share/gemkit/claude-plugins. It holds the
+// switch's records and the two folders below.
+func ClaudePlugins(home string) string { return filepath.Join(Data(home), "claude-plugins") }
+
+// ClaudePluginHome is gemkit's plugin home (TH): a folder holding a
+// .gemini, used by gemkit alone, never by Gemini CLI, whose extensions
+// are the switched plugins' twins: ~/.local/share/gemkit/claude-plugins/home.
+func ClaudePluginHome(home string) string { return filepath.Join(ClaudePlugins(home), "home") }
+
+// ClaudePluginMarketplace is gemkit's directory marketplace for Claude
+// Code (TM), which holds the twin plugins Claude Code loads in place of
+// the switched ones: ~/.local/share/gemkit/claude-plugins/marketplace.
+func ClaudePluginMarketplace(home string) string {
+	return filepath.Join(ClaudePlugins(home), "marketplace")
+}

@@ -19,6 +19,8 @@ func TestFolders(t *testing.T) {
 		{TempRuntime("/tmp", 7), "/tmp/gemkit-7"},
 		{TempServers(7), "/tmp/gemkit-7/servers"},
 		{TempPlaceholders(7), "/tmp/gemkit-placeholders-7"},
+		{ClaudePluginHome("/home/a"), "/home/a/.local/share/gemkit/claude-plugins/home"},
+		{ClaudePluginMarketplace("/home/a"), "/home/a/.local/share/gemkit/claude-plugins/marketplace"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)
