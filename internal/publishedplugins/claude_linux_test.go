@@ -40,6 +40,10 @@ type plugin struct {
 	// refused, when set, is what `gemkit plugins sandbox` says when it
 	// refuses to switch the plugin: the switched rows expect it.
 	refused string
+	// switched, when set, is the check of the switched rows where the
+	// sandbox keeps the plugin from doing what it does bare (said why
+	// where it is set).
+	switched func(t *testing.T, s *session, reqs []*claudetest.Request)
 }
 
 // row is a plugin run in a session as installed (bare: Claude Code runs
@@ -106,7 +110,11 @@ func TestPublishedPluginsRealClaude(t *testing.T) {
 			if err != nil || len(reqs) == 0 {
 				t.Fatalf("claude -p: %v, %d requests of the model\n%s", err, len(reqs), out)
 			}
-			r.plugin.check(t, s, reqs)
+			if check := r.plugin.check; r.switched && r.plugin.switched != nil {
+				r.plugin.switched(t, s, reqs)
+			} else {
+				check(t, s, reqs)
+			}
 			if t.Failed() {
 				last := reqs[len(reqs)-1].LastUser()
 				t.Logf("claude -p said:\n%s\nthe model's last input ends: %s", out, last[max(0, len(last)-500):])
@@ -129,6 +137,9 @@ type session struct {
 	// tools are the names the session's tools have once the plugin is
 	// switched (the twin's server's), by the names they have bare.
 	tools map[string]string
+	// kit is gemkit's binary where the session's user runs it ("": the
+	// test's build).
+	kit string
 }
 
 // newSession copies p's vendored folder where Claude Code installs it
@@ -262,8 +273,13 @@ var plugins = []*plugin{context7, chromeDevTools, explanatoryOutputStyle, ralphL
 // and the answer says the fetch failed (the server's searchLibraries,
 // dist/lib/api.js, answers an error as text, not as a tool error).
 var context7 = &plugin{
-	name:  "context7",
-	parts: []string{"server context7: npx -y @upstash/context7-mcp"},
+	name: "context7",
+	// Its .mcp.json names the server at the top level, with no
+	// mcpServers object around it, which Claude Code 2.1.330 runs (the
+	// bare row) and internal/claudeplugin reads (its parts): the switch
+	// refuses it.
+	refused: `.mcp.json: no "mcpServers" object`,
+	parts:   []string{"server context7: npx -y @upstash/context7-mcp"},
 	prepare: func(t *testing.T, s *session) func(*claudetest.Request) claudetest.Reply {
 		serveNPM(t, s, "@upstash/context7-mcp")
 		s.allow = []string{context7Tool}
@@ -378,6 +394,24 @@ var ralphLoop = &plugin{
 		}
 		if _, err := os.Stat(filepath.Join(s.proj, ".claude", "ralph-loop.local.md")); !os.IsNotExist(err) {
 			t.Errorf("the loop's state file is still there (%v): the Stop hook did not end the loop", err)
+		}
+	},
+	// Switched, the loop does not go on, and the sandbox says why: the
+	// hook keeps its state in the project's .claude folder, which the
+	// hook sandbox keeps read-only even with --allow-write workspace
+	// (a protected path: "rm: cannot remove
+	// '.claude/ralph-loop.local.md': Read-only file system"), and reads
+	// the session's transcript in Claude Code's home, which the sandbox
+	// does not show it. The hook fails (exit 1, which Claude Code takes
+	// as a non-blocking error), the model is asked once, and the state
+	// file stays as it was.
+	switched: func(t *testing.T, s *session, reqs []*claudetest.Request) {
+		if len(reqs) != 1 {
+			t.Errorf("switched: %d requests of the model, want 1 (the loop cannot go on in the sandbox)", len(reqs))
+		}
+		b, err := os.ReadFile(filepath.Join(s.proj, ".claude", "ralph-loop.local.md"))
+		if err != nil || !strings.Contains(string(b), "iteration: 1\n") {
+			t.Errorf("switched: the loop's state file changed (%v):\n%s", err, b)
 		}
 	},
 }

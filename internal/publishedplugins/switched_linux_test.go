@@ -1,9 +1,11 @@
 package publishedplugins
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,23 +58,14 @@ func (s *session) switchOn(t *testing.T, p *plugin) bool {
 	return true
 }
 
-// gemkit is the gemkit binary, where the session's user can run it.
+// gemkit is the gemkit binary the session runs: the test's build, or
+// asNobody's copy of it where uid 65534 can run it.
 func (s *session) gemkit(t *testing.T) string {
 	t.Helper()
-	bin := gemkittest.Gemkit(t)
-	if len(s.user) == 0 {
-		return bin
+	if s.kit != "" {
+		return s.kit
 	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := filepath.Join(filepath.Dir(s.home), "bin", "gemkit")
-	gemkittest.WriteFile(t, own, "")
-	if err := os.WriteFile(own, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return own
+	return gemkittest.Gemkit(t)
 }
 
 // servers are the names of the plugin's own servers, from its parts.
@@ -194,33 +187,48 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 // listTwin runs the twin's server command line as the session's user
-// and asks it, in one exchange, for its tools' names.
+// and asks it for its tools' names, as a client does: initialize, then
+// tools/list, its input kept open until the answer.
 func (s *session) listTwin(t *testing.T, argv []string) []string {
 	t.Helper()
-	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
 	cmd := s.commandOf(t, argv[0], argv[1:]...)
-	cmd.Stdin = strings.NewReader(in)
-	out, err := cmd.Output()
-	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
 		var m struct {
 			ID     int `json:"id"`
 			Result struct {
 				Tools []struct{ Name string } `json:"tools"`
 			} `json:"result"`
 		}
-		if json.Unmarshal([]byte(line), &m) == nil && m.ID == 2 {
-			for _, tl := range m.Result.Tools {
-				names = append(names, tl.Name)
-			}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID != 2 {
+			continue
 		}
+		var names []string
+		for _, tl := range m.Result.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
 	}
-	if len(names) == 0 {
-		t.Errorf("the twin's server listed no tool: %v\n%s", err, out)
-	}
-	return names
+	t.Errorf("the twin's server did not answer tools/list: %v\n%s", sc.Err(), stderr.String())
+	return nil
 }
 
 // tool is the name the tool bare has in this session: the twin's once
@@ -246,12 +254,23 @@ func (s *session) asNobody(t *testing.T) {
 	t.Helper()
 	s.user = []string{gemkittest.Tool(t, "setpriv", "util-linux"), "--reuid=65534", "--regid=65534", "--clear-groups"}
 	root := filepath.Dir(s.home)
+	b, err := os.ReadFile(gemkittest.Gemkit(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.kit = filepath.Join(root, "bin", "gemkit")
+	if err := os.MkdirAll(filepath.Dir(s.kit), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.kit, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []string{filepath.Dir(root), root} {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
