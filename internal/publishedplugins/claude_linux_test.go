@@ -81,7 +81,14 @@ func (r row) String() string {
 // context7 and chrome-devtools-mcp servers answer a tool call,
 // explanatory-output-style's SessionStart hook gives the model its
 // context, ralph-loop's Stop hook feeds the model its prompt again,
-// hookify's PreToolUse hook denies a Bash call.
+// hookify's PreToolUse hook denies a Bash call. Each runs bare, then
+// switched with gemkit plugins sandbox (as root and as uid 65534), its
+// checks the same: chrome-devtools-mcp's server answers in gemkit's
+// sandbox, through the twin's gemkit mcp; explanatory-output-style's and
+// hookify's hooks answer through gemkit's hook runner. Two do not
+// switch as they run bare, which their rows say: the switch refuses
+// context7 (refused), and ralph-loop's hook cannot keep its loop in the
+// sandbox (switched).
 func TestPublishedPluginsRealClaude(t *testing.T) {
 	gemkittest.SkipShort(t, "the real Claude Code")
 	claude := claudetest.Binary(t)
