@@ -108,30 +108,19 @@ var serverKeys = []string{"type", "command", "args", "env", "url", "headers"}
 // the manifest's) into the twin extension's mcpServers, and writes the
 // twin plugin's .mcp.json: one server running gemkit mcp --only.
 func (t *Twin) servers(r *fsutil.Root, man agentread.Value, in Input) (object, error) {
-	v, where, ok, err := claudeplugin.Component(r, man, "mcpServers", ".mcp.json")
-	if !ok || err != nil {
+	entries, err := claudeplugin.ServerEntries(r, man, "mcpServers")
+	if err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(where, "plugin.json ") {
-		w, has := v.Get("mcpServers")
-		if !has {
-			return nil, fmt.Errorf("%s: no \"mcpServers\" object", where)
-		}
-		v = w
-	}
-	if !v.IsObject() {
-		return nil, fmt.Errorf("%s: mcpServers is a %s, not an object", where, v.TypeOf())
-	}
 	var out object
-	for _, name := range v.Keys() {
-		s, _ := v.Get(name)
-		at := fmt.Sprintf("%s: the server %s", where, extension.Printable(name))
-		conv, err := server(s, at, in.Vars)
+	for _, e := range entries {
+		at := fmt.Sprintf("%s: the server %s", e.Where, extension.Printable(e.Name))
+		conv, err := server(e.Value, at, in.Vars)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, member{name, conv})
-		t.Servers = append(t.Servers, name)
+		out = append(out, member{e.Name, conv})
+		t.Servers = append(t.Servers, e.Name)
 	}
 	if len(out) == 0 {
 		return nil, nil

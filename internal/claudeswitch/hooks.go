@@ -45,42 +45,51 @@ var (
 // Gemini CLI event, and the twin plugin's hooks/hooks.json runs it
 // through gemkit's hook runner on the Claude Code event and matcher.
 func (t *Twin) hooks(r *fsutil.Root, man agentread.Value, in Input) error {
-	v, where, ok, err := claudeplugin.Component(r, man, "hooks", "hooks/hooks.json")
-	if !ok || err != nil {
+	maps, err := claudeplugin.HookMaps(r, man)
+	if err != nil {
 		return err
 	}
-	w, has := v.Get("hooks")
-	if !has || !w.IsObject() {
-		return fmt.Errorf("%s: no \"hooks\" object", where)
-	}
-	var ext, plug object
-	for _, ev := range w.Keys() {
-		gem, known := geminiEvents[ev]
-		if !known {
-			return fmt.Errorf("%s: hooks on %s, which gemkit does not run (it runs %s): not switched", where, extension.Printable(ev), eventList())
+	// The sources add to one another (claudeplugin.HookMaps): an event's
+	// groups are gathered in their order, its hooks counted across them.
+	var events []string
+	ext, plug, count := map[string][]object{}, map[string][]object{}, map[string]*int{}
+	for _, src := range maps {
+		w, where := src.Value, src.Where
+		if !w.IsObject() {
+			return fmt.Errorf("%s: hooks are a %s, not an object", where, w.TypeOf())
 		}
-		groups, _ := w.Get(ev)
-		els, isArr := groups.Elems()
-		if !isArr {
-			return fmt.Errorf("%s: %s is a %s, not an array", where, ev, groups.TypeOf())
-		}
-		var eg, pg []object
-		n := 0
-		for _, g := range els {
-			e, p, err := t.group(g, ev, &n, where, in)
-			if err != nil {
-				return err
+		for _, ev := range w.Keys() {
+			if _, known := geminiEvents[ev]; !known {
+				return fmt.Errorf("%s: hooks on %s, which gemkit does not run (it runs %s): not switched", where, extension.Printable(ev), eventList())
 			}
-			eg, pg = append(eg, e), append(pg, p)
+			groups, _ := w.Get(ev)
+			els, isArr := groups.Elems()
+			if !isArr {
+				return fmt.Errorf("%s: %s is a %s, not an array", where, ev, groups.TypeOf())
+			}
+			if count[ev] == nil {
+				count[ev] = new(int)
+				events = append(events, ev)
+			}
+			for _, g := range els {
+				e, p, err := t.group(g, ev, count[ev], where, in)
+				if err != nil {
+					return err
+				}
+				ext[ev], plug[ev] = append(ext[ev], e), append(plug[ev], p)
+			}
 		}
-		ext = append(ext, member{gem, eg})
-		plug = append(plug, member{ev, pg})
 	}
 	if len(t.Hooks) == 0 {
 		return nil
 	}
-	t.Extension["hooks/hooks.json"] = object{{"hooks", ext}}.indent()
-	t.Plugin["hooks/hooks.json"] = object{{"hooks", plug}}.indent()
+	var eo, po object
+	for _, ev := range events {
+		eo = append(eo, member{geminiEvents[ev], ext[ev]})
+		po = append(po, member{ev, plug[ev]})
+	}
+	t.Extension["hooks/hooks.json"] = object{{"hooks", eo}}.indent()
+	t.Plugin["hooks/hooks.json"] = object{{"hooks", po}}.indent()
 	return nil
 }
 

@@ -85,12 +85,12 @@ func writeDescription(w io.Writer, in *extension.Installed, it extview.Item, con
 	d.servers(consent)
 	d.settings()
 	d.skills()
-	writePolicies(w, in.Extension.Policies())
-	writeCodeParts(w, it.CodeParts)
+	extview.WritePolicies(w, in.Extension.Policies())
+	extview.WriteCodeParts(w, it.CodeParts)
 	if it.ServerSandbox == nil {
 		// The servers' section tells their refusals; the hooks' are
 		// told here for an extension without servers.
-		writeRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], extension.Widening{}, it.Choice.HookWidening, consent.Since))
+		extview.WriteRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], extension.Widening{}, it.Choice.HookWidening, consent.Since))
 	}
 	d.rest()
 }

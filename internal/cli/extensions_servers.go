@@ -138,7 +138,7 @@ func (d *describer) serversSandbox(consent extview.Consent) {
 	case s.Switched && s.NotServed == "" && (!consent.Granted || consent.FilesChanged):
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
-	writeRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.Choice.HookWidening, consent.Since))
+	extview.WriteRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.Choice.HookWidening, consent.Since))
 }
 
 // listedWords say what gemkit mcp found of the switched server label
@@ -153,18 +153,6 @@ func listedWords(listed map[string]extmcp.Listing, label string) string {
 		return "NOT SERVED the last time gemkit mcp started it (" + l.At.Local().Format(time.DateTime) + ")"
 	}
 	return fmt.Sprintf("served by gemkit mcp: %d tool%s, as it last listed them", l.Tools, extswitch.Plural(l.Tools))
-}
-
-// writeCodeParts writes describe's section on where the extension's
-// code runs.
-func writeCodeParts(w io.Writer, parts []extswitch.CodePart) {
-	if len(parts) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nWhere its code runs\n")
-	for _, p := range parts {
-		fmt.Fprintf(w, "  %s\n", extswitch.PartWords(p))
-	}
 }
 
 // partSummary is list's line of where an extension's code runs, ""
