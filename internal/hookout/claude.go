@@ -468,3 +468,21 @@ func (o claudeOutput) specificJSON() string {
 	}
 	return hs.String()
 }
+
+// geminiToClaude are Claude Code's events for Gemini CLI's, where one
+// is the other's: a switched plugin's twin extension may name its
+// hooks' events either way.
+var geminiToClaude = map[string]string{
+	"BeforeTool": "PreToolUse", "AfterTool": "PostToolUse", "BeforeAgent": "UserPromptSubmit", "AfterAgent": "Stop",
+	"PreCompress": "PreCompact",
+}
+
+// ClaudeEvent is Claude Code's name of the hook event event, which a
+// twin extension's hooks file names in Claude Code's words or in
+// Gemini CLI's (BeforeTool is PreToolUse).
+func ClaudeEvent(event string) string {
+	if e, ok := geminiToClaude[event]; ok {
+		return e
+	}
+	return event
+}
