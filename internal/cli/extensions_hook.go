@@ -12,6 +12,7 @@ import (
 	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
+	"github.com/gemkit/gemkit/internal/pluginpart"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -40,15 +41,9 @@ left out of its answer, is kept for gemkit extensions doctor and describe, with
 the command that allows what can be allowed
 (gemkit extensions sandbox NAME --hook HOOK --allow-host H).
 
-With --agent claude, Claude Code runs it, for the twin extension of a Claude
-Code plugin switched to gemkit (gemkit plugins sandbox): the command is not
-given Gemini CLI's variables, the hook gets CLAUDE_PLUGIN_ROOT (the twin
-extension's folder, the plugin as you agreed to it), CLAUDE_PROJECT_DIR and,
-when Claude Code gives one, CLAUDE_PLUGIN_DATA (its private temporary folder),
-and its answer is read as Claude Code 2.1.330 reads it: never a rewrite of
-the tool call (updatedInput) or of its result, never an "allow" or "approve"
-that skips Claude Code's permission prompt; its denies, asks, blocks, stops
-and texts (each cut to 10,000 characters) pass.
+With --agent claude, Claude Code runs it for a switched plugin's twin: the
+hook gets Claude Code's variables, and its answer is read as Claude Code reads
+it (never an updatedInput, "allow" or "approve": package hookout).
 
 It runs nothing, and exits 1 (a warning for Gemini CLI) saying why, when the
 extension is not switched, the hook is not among those the switch took, or
@@ -70,7 +65,7 @@ func newExtHookCmd(a *app) *cobra.Command {
 			return runHook(cmd, a, args[0], args[1])
 		},
 	}
-	cmd.Flags().String(agentFlag, "gemini", "the agent that runs the hook: gemini, or claude for a switched Claude Code plugin's (its variables, and its answer read as Claude Code reads it)")
+	cmd.Flags().String("agent", "gemini", "the agent that runs the hook: gemini, or claude")
 	// The warm server of the hook (see runHook): gemkit starts it, as
 	// itself, after a run.
 	cmd.Flags().String(warmServeFlag, "", "serve the next runs of the hook from a sandbox set up ahead (gemkit starts this)")
@@ -83,9 +78,6 @@ func newExtHookCmd(a *app) *cobra.Command {
 func hookRefusal(format string, args ...any) error {
 	return withExitCode(ExitNo, fmt.Errorf("gemkit did not run the hook: "+format, args...))
 }
-
-// agentFlag names the agent that runs the hook (exthook.Hook.Agent).
-const agentFlag = "agent"
 
 // warmServeFlag is the hidden flag of `gemkit extensions hook` that
 // makes it a hook's warm server (extswitch.WarmServer), with the key it
@@ -135,14 +127,6 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 // the flags name, or says in a hook's refusal why it does not run
 // (extswitch.Switch.LoadHook), for the workspace gemkit runs in.
 func loadHook(cmd *cobra.Command, a *app, name, label string) (*extswitch.LoadedHook, error) {
-	agent, _ := cmd.Flags().GetString(agentFlag)
-	switch agent {
-	case "gemini":
-		agent = ""
-	case exthook.AgentClaude:
-	default:
-		return nil, hookRefusal("--agent %q is none gemkit knows: gemini or claude", agent)
-	}
 	st, in, err := openInstalled(cmd, name)
 	if err != nil {
 		return nil, hookRefusal("%v", err)
@@ -151,7 +135,10 @@ func loadHook(cmd *cobra.Command, a *app, name, label string) (*extswitch.Loaded
 	if err != nil {
 		return nil, hookRefusal("%v", err)
 	}
-	lh.H.Agent = agent
+	flag, _ := cmd.Flags().GetString("agent")
+	if lh.H.Agent, err = exthook.AgentOf(flag); err != nil {
+		return nil, hookRefusal("%v", err)
+	}
 	return lh, nil
 }
 
@@ -186,4 +173,17 @@ func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *extswitc
 		return withExitCode(ExitNo, err)
 	}
 	return nil
+}
+
+// newPluginsPartCmd is gemkit plugins part, the twin plugin's runner of LSP servers and monitors (package pluginpart).
+func newPluginsPartCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "part <extension> lsp|monitor <name>", Short: pluginpart.Short, Long: pluginpart.Long, Args: argsUsage(3, 3), Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, in, err := openInstalled(cmd, args[0])
+			r := &pluginpart.Run{Store: st, In: in, Kind: args[1], Name: args[2], Environ: a.environ()}
+			return withExitCode(r.Main(cmd.Context(), err, a.In, a.Out, a.Err))
+		}}
+	cmd.Flags().String("home", "", "the plugin home, which holds the twin extensions' .gemini")
+	cmd.Flags().String("workspace", "", "the session's folder (default: the working folder)")
+	return cmd
 }

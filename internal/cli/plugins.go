@@ -52,6 +52,6 @@ sandbox switch for plugins is to come; these commands only show.`,
 		Args: argsUsage(1, 1), RunE: func(_ *cobra.Command, args []string) error { return show(args[0]) }}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.PersistentFlags().StringVar(&project, "project", "", "the project whose .claude settings enable plugins (default: the working folder)")
-	cmd.AddCommand(list, desc)
+	cmd.AddCommand(list, desc, newPluginsPartCmd(a))
 	return cmd
 }

@@ -1,8 +1,22 @@
 package exthook
 
 import (
+	"fmt"
+
 	"github.com/gemkit/gemkit/internal/envmap"
 )
+
+// AgentOf is Hook.Agent for the agent the flag --agent names (gemini,
+// or claude).
+func AgentOf(flag string) (string, error) {
+	switch flag {
+	case "gemini", "":
+		return "", nil
+	case AgentClaude:
+		return AgentClaude, nil
+	}
+	return "", fmt.Errorf("--agent %q is none gemkit knows: gemini or claude", flag)
+}
 
 // claudeKept are the variables Claude Code 2.1.330 sets for a hook that
 // name no secret and that a hook of a switched plugin keeps: whether it
