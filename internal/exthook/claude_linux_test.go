@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -50,10 +51,11 @@ func TestClaudeCommandAndEnv(t *testing.T) {
 }
 
 // TestClaudeRun runs a Claude Code plugin's PreToolUse hook in the
-// sandbox: Claude Code's input reaches it, it sees its plugin's folder
-// and a data folder it can write, and of its answer Claude Code gets
-// neither the rewrite of the call (updatedInput) nor the "allow" that
-// would skip the permission prompt; its ask stays.
+// sandbox, the cold way and the warm way: Claude Code's input reaches
+// it, it sees its plugin's folder and a data folder it can write, and
+// of its answer Claude Code gets neither the rewrite of the call
+// (updatedInput) nor the "allow" that would skip the permission
+// prompt; its context stays.
 func TestClaudeRun(t *testing.T) {
 	h, ws := hookEnv(t, `input=$(cat)
 echo "$input" > "$CLAUDE_PLUGIN_DATA/seen" && test -f "$CLAUDE_PLUGIN_ROOT/hooks/hook.sh" && root=ok
@@ -73,6 +75,13 @@ printf '{"systemMessage":"%s %s","hookSpecificOutput":{"hookEventName":"PreToolU
 	}
 	if len(res.Dropped) != 2 {
 		t.Errorf("dropped %+v", res.Dropped)
+	}
+
+	dir := warmDir(t)
+	key, _ := warmServer(t, h, dir, time.Minute, func(time.Time, Result) {})
+	code, refused, o, e, err := warmRun(t, dir, key, `{"tool_name":"Bash"}`)
+	if err != nil || refused != "" || code != 0 || o != want {
+		t.Errorf("warm: exit %d, refused %q, %v, stdout\n%s\nstderr %s", code, refused, err, o, e)
 	}
 }
 
