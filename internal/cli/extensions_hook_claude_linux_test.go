@@ -113,6 +113,20 @@ func (r *claudeRun) gemkit(t *testing.T, bin string, args ...string) {
 	}
 }
 
+// chown gives dir, made after asNobody, to r's user, when it has one.
+func (r *claudeRun) chown(t *testing.T, dir string) {
+	t.Helper()
+	if r.user == nil {
+		return
+	}
+	must(t, filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	}))
+}
+
 // withHook runs claude -p in r's workspace, in a Claude Code home of
 // its own (name), with a user-settings PreToolUse hook on Bash whose
 // command is hook, Bash allowed or not, against a model that asks for
@@ -134,14 +148,7 @@ func (r *claudeRun) withHook(t *testing.T, name, hook string, allowed bool) stri
 			"hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 120}}}}},
 	})
 	must(t, os.WriteFile(filepath.Join(home, ".claude", "settings.json"), settings, 0o600))
-	if r.user != nil {
-		must(t, filepath.WalkDir(home, func(p string, _ os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, 65534, 65534)
-		}))
-	}
+	r.chown(t, home)
 	args := []string{"-p"}
 	if allowed {
 		args = append(args, "--allowedTools", "Bash")
