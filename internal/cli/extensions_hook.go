@@ -100,7 +100,7 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	defer stop()
 	done := func(start time.Time, res exthook.Result) {
 		extmcp.KeepHookRefusals(extmcp.HookRun{Extension: name, Hook: label, Workspace: h.Workspace, Dir: h.Dir, Widening: h.Widening,
-			Start: start, ExitCode: res.ExitCode, Denied: res.Denied, Stderr: res.Stderr, Dropped: res.Dropped})
+			Start: start, ExitCode: res.ExitCode, Denied: res.Denied, Stderr: res.Stderr, Dropped: res.Dropped, To: h.AgentName()})
 	}
 	if key, _ := cmd.Flags().GetString(warmServeFlag); key != "" {
 		return serveWarmHook(ctx, cmd, a, lh, name, label, key, done)

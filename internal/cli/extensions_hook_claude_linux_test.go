@@ -87,6 +87,12 @@ func hookRealClaude(t *testing.T, unprivileged bool) {
 			}
 		})
 	}
+	// What gemkit left out, doctor says, and to whom (gemkit keeps it
+	// in the home of the person Claude Code ran as).
+	doc, _ := r.command(t.Context(), []string{"HOME=" + filepath.Join(root, "claude", "sandboxed-allowed")}, bin, "extensions", "--home", th, "doctor").CombinedOutput()
+	if !strings.Contains(string(doc), "passing its answer's hookSpecificOutput.updatedInput on to Claude Code: a rewrite of the tool call's arguments") {
+		t.Errorf("doctor does not say what gemkit left out of the hook's answer:\n%s", doc)
+	}
 }
 
 // claudeRun runs gemkit and Claude Code in root, as user when set.
@@ -105,12 +111,15 @@ func (r *claudeRun) command(ctx context.Context, env []string, name string, args
 	return cmd
 }
 
-// gemkit runs the gemkit binary bin with args, or fails t.
-func (r *claudeRun) gemkit(t *testing.T, bin string, args ...string) {
+// gemkit runs the gemkit binary bin with args and returns its output,
+// or fails t.
+func (r *claudeRun) gemkit(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	if out, err := r.command(t.Context(), []string{"HOME=" + r.root}, bin, args...).CombinedOutput(); err != nil {
+	out, err := r.command(t.Context(), []string{"HOME=" + r.root}, bin, args...).CombinedOutput()
+	if err != nil {
 		t.Fatalf("gemkit %v: %v\n%s", args, err, out)
 	}
+	return string(out)
 }
 
 // chown gives dir, made after asNobody, to r's user, when it has one.

@@ -18,6 +18,15 @@ func AgentOf(flag string) (string, error) {
 	return "", fmt.Errorf("--agent %q is none gemkit knows: gemini or claude", flag)
 }
 
+// AgentName is the name of the agent gemkit answers in the hook's
+// place, "" for Gemini CLI.
+func (h *Hook) AgentName() string {
+	if h.Agent == AgentClaude {
+		return "Claude Code"
+	}
+	return ""
+}
+
 // claudeKept are the variables Claude Code 2.1.330 sets for a hook that
 // name no secret and that a hook of a switched plugin keeps: whether it
 // runs under Claude Code and in which session (set for every program
