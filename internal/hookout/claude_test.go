@@ -112,6 +112,31 @@ var claudeCases = []hookCase{
 	{name: "too deep", event: "PreToolUse", stdout: `{"a":` + deepOut + `}`, wantCode: 2, dropped: []string{""}},
 }
 
+func init() {
+	// The events whose member holds additionalContext alone.
+	for _, ev := range []string{"PostModelSwitch", "SubagentStart", "PostToolBatch", "SubagentStop", "Notification"} {
+		hs := `"hookSpecificOutput":{"hookEventName":"` + ev + `","additionalContext":"c"}`
+		claudeCases = append(claudeCases, hookCase{name: ev, event: ev, stdout: `{` + hs + `}`, want: `{` + hs + `}`})
+	}
+	claudeCases = append(claudeCases, hookCase{name: "CwdChanged", event: "CwdChanged",
+		stdout: `{"hookSpecificOutput":{"hookEventName":"CwdChanged","watchPaths":["/"]}}`, dropped: []string{"hookSpecificOutput.watchPaths"}})
+}
+
+// FuzzFilterClaude: whatever a hook writes, on any event and with any
+// exit code, gemkit's answer to Claude Code passes checkClaude.
+func FuzzFilterClaude(f *testing.F) {
+	for i, c := range claudeCases {
+		f.Add(i, c.stdout, c.stderr, c.code)
+	}
+	f.Fuzz(func(t *testing.T, ev int, stdout, stderr string, code int) {
+		event := claudeEvents[uint(ev)%uint(len(claudeEvents))]
+		var out, errb Buffer
+		out.Write([]byte(stdout))
+		errb.Write([]byte(stderr))
+		checkClaude(t, event, FilterClaude(event, &out, &errb, code))
+	})
+}
+
 // filterClaudeCase is FilterClaude of c's run.
 func filterClaudeCase(c hookCase) Answer {
 	var out, errb Buffer
