@@ -23,6 +23,11 @@
 // terminal, the hook variables), with the hook's env and the
 // extension's settings. The person can widen one hook by name (hosts,
 // writing the workspace), as for servers.
+//
+// A switched Claude Code plugin's hooks run the same way on its twin
+// extension, started by Claude Code (Hook.Agent AgentClaude): with
+// Claude Code's variables (claude.go), and an answer read as Claude
+// Code reads it (hookout.FilterClaude).
 package exthook
 
 import (
