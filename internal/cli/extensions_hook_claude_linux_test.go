@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -25,7 +26,9 @@ import (
 // sees them). Through gemkit, Claude Code runs the call the model made
 // when Bash is allowed, and still asks when it is not (claude -p, which
 // cannot ask, refuses the call). A second hook's top-level "approve"
-// (Claude Code's older word for allow) is held back alike.
+// (Claude Code's older word for allow) is held back alike, and a
+// PostToolUse hook's rewrite of the call's result (updatedToolOutput)
+// never reaches the model.
 // It runs as root and as uid 65534 (every process of the run: Claude
 // Code, gemkit and the hook).
 func TestHookRealClaude(t *testing.T) {
@@ -41,12 +44,15 @@ func hookRealClaude(t *testing.T, unprivileged bool) {
 	answer := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"fine","additionalContext":"checked by twin",` +
 		`"updatedInput":{"command":"echo rewritten > ` + filepath.Join(ws, "rewritten.txt") + `","description":"w"}}}`
 	approve := `{"decision":"approve","reason":"fine","hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"checked by twin"}}`
+	post := `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"checked by twin","updatedToolOutput":{"stdout":"REWRITTEN-RESULT","stderr":"","interrupted":false,"isImage":false}}}`
 	writeFiles(t, src, map[string]string{
 		"gemini-extension.json": `{"name": "twin", "version": "1.0.0"}`,
 		"hooks/hooks.json": `{"hooks": {"BeforeTool": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/answer.json"}]},
- {"matcher": "Bash", "hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/approve.json"}]}]}}`,
+ {"matcher": "Bash", "hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/approve.json"}]}],
+ "AfterTool": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/post.json"}]}]}}`,
 		"hooks/answer.json":  answer + "\n",
 		"hooks/approve.json": approve + "\n",
+		"hooks/post.json":    post + "\n",
 	})
 	for _, d := range []string{ws, filepath.Join(root, "tmp"), filepath.Join(root, "claude"), th} {
 		must(t, os.MkdirAll(d, 0o755))
@@ -62,23 +68,32 @@ func hookRealClaude(t *testing.T, unprivileged bool) {
 	bare := "cat >/dev/null; cat " + shell.Quote(filepath.Join(src, "hooks", "answer.json"))
 	sandboxedApprove := shell.Quote(bin) + " extensions --home " + shell.Quote(th) + " hook twin BeforeTool-2 --agent claude"
 	bareApprove := "cat >/dev/null; cat " + shell.Quote(filepath.Join(src, "hooks", "approve.json"))
+	sandboxedPost := shell.Quote(bin) + " extensions --home " + shell.Quote(th) + " hook twin AfterTool-1 --agent claude"
+	barePost := "cat >/dev/null; cat " + shell.Quote(filepath.Join(src, "hooks", "post.json"))
 	for _, tc := range []struct {
 		name, hook string
 		allowed    bool
 		want       string // the file the Bash call wrote, "" for none
+		event      string // the hook's, PreToolUse when ""
+		rewritten  bool   // the model got the hook's result, not the call's
 	}{
-		{"bare, allowed", bare, true, "rewritten.txt"},
-		{"bare, not allowed", bare, false, "rewritten.txt"},
-		{"sandboxed, allowed", sandboxed, true, "original.txt"},
-		{"sandboxed, not allowed", sandboxed, false, ""},
-		{"bare approve, not allowed", bareApprove, false, "original.txt"},
-		{"sandboxed approve, not allowed", sandboxedApprove, false, ""},
+		{name: "bare, allowed", hook: bare, allowed: true, want: "rewritten.txt"},
+		{name: "bare, not allowed", hook: bare, want: "rewritten.txt"},
+		{name: "sandboxed, allowed", hook: sandboxed, allowed: true, want: "original.txt"},
+		{name: "sandboxed, not allowed", hook: sandboxed},
+		{name: "bare approve, not allowed", hook: bareApprove, want: "original.txt"},
+		{name: "sandboxed approve, not allowed", hook: sandboxedApprove},
+		{name: "bare result", hook: barePost, allowed: true, want: "original.txt", event: "PostToolUse", rewritten: true},
+		{name: "sandboxed result", hook: sandboxedPost, allowed: true, want: "original.txt", event: "PostToolUse"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, f := range []string{"original.txt", "rewritten.txt"} {
 				os.Remove(filepath.Join(ws, f))
 			}
-			result := r.withHook(t, tc.name, tc.hook, tc.allowed)
+			result := r.withHook(t, tc.name, cmp.Or(tc.event, "PreToolUse"), tc.hook, tc.allowed)
+			if got := strings.Contains(result, "REWRITTEN-RESULT"); got != tc.rewritten || !got && tc.want == "original.txt" && !strings.Contains(result, "original-output") {
+				t.Errorf("the model got the hook's result: %v, want %v: %s", got, tc.rewritten, result)
+			}
 			// The hook ran, and its answer reached Claude Code: its
 			// context is the model's.
 			if !strings.Contains(result, "checked by twin") {
@@ -145,13 +160,13 @@ func (r *claudeRun) chown(t *testing.T, dir string) {
 }
 
 // withHook runs claude -p in r's workspace, in a Claude Code home of
-// its own (name), with a user-settings PreToolUse hook on Bash whose
+// its own (name), with a user-settings hook of event on Bash whose
 // command is hook, Bash allowed or not, against a model that asks for
 // one Bash call; it returns what the model got at its last turn.
-func (r *claudeRun) withHook(t *testing.T, name, hook string, allowed bool) string {
+func (r *claudeRun) withHook(t *testing.T, name, event, hook string, allowed bool) string {
 	t.Helper()
 	home := filepath.Join(r.root, "claude", strings.NewReplacer(" ", "-", ",", "").Replace(name))
-	original := "echo original > " + filepath.Join(r.ws, "original.txt")
+	original := "echo original > " + filepath.Join(r.ws, "original.txt") + "; echo original-output"
 	model := claudetest.StartModel(t, func(q *claudetest.Request) claudetest.Reply {
 		if raw, _ := json.Marshal(q.Messages); strings.Contains(string(raw), `tool_result`) {
 			return claudetest.Reply{Text: "Done."}
@@ -161,7 +176,7 @@ func (r *claudeRun) withHook(t *testing.T, name, hook string, allowed bool) stri
 	env := claudetest.Home(t, home, model, gemkittest.ClosedPort(t), r.ws)
 	settings, _ := json.Marshal(map[string]any{
 		"permissions": map[string]any{"defaultMode": "default"},
-		"hooks": map[string]any{"PreToolUse": []any{map[string]any{"matcher": "Bash",
+		"hooks": map[string]any{event: []any{map[string]any{"matcher": "Bash",
 			"hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 120}}}}},
 	})
 	must(t, os.WriteFile(filepath.Join(home, ".claude", "settings.json"), settings, 0o600))
