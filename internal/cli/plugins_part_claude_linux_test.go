@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,6 +37,84 @@ process.stdin.on('data', (d) => {
 });
 `
 
+// twinInClaude makes, in a test folder, a switched twin extension with
+// an LSP server (nodeLSP) and a monitor, and a Claude Code home where the
+// twin plugin, from gemkit's directory marketplace, runs them through
+// gemkit plugins part; the model plays script. It returns how to run
+// Claude Code there, its environment and the model.
+func twinInClaude(t *testing.T, unprivileged bool, script func(*claudetest.Request) claudetest.Reply) (*claudeRun, []string, *claudetest.Model) {
+	claude := claudetest.Binary(t)
+	bin := gemkittest.Gemkit(t)
+	root := t.TempDir()
+	th, src, mkt, ws := filepath.Join(root, "th"), filepath.Join(root, "src", "twin"), filepath.Join(root, "mkt"), filepath.Join(root, "ws")
+	writeFiles(t, src, map[string]string{
+		"gemini-extension.json":  `{"name": "twin", "version": "1.0.0"}`,
+		"hooks/hooks.json":       `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "true"}]}]}}`,
+		".lsp.json":              `{"tiny": {"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/lsp.js"], "extensionToLanguage": {".x": "x"}}}`,
+		"lsp.js":                 nodeLSP,
+		"monitors/monitors.json": `[{"name": "tick", "command": "echo tick-from-sandbox $(readlink /proc/self/ns/pid); sleep 600", "description": "ticks"}]`,
+	})
+	runner, _ := json.Marshal(map[string]any{"tiny": map[string]any{"command": "BIN", "args": []string{"plugins", "part", "--home", th, "twin", "lsp", "tiny"},
+		"extensionToLanguage": map[string]string{".x": "x"}}})
+	writeFiles(t, mkt, map[string]string{
+		".claude-plugin/marketplace.json": `{"name": "gemkit-sandbox", "owner": {"name": "gemkit"}, "plugins": [{"name": "twin", "source": "./twin"}]}`,
+		"twin/.claude-plugin/plugin.json": `{"name": "twin", "version": "1.0.0"}`,
+		"twin/.lsp.json":                  string(runner),
+		"twin/monitors/monitors.json":     `[{"name": "tick", "command": "BIN plugins part --home ` + th + ` twin monitor tick", "description": "ticks"}]`,
+	})
+	writeFiles(t, ws, map[string]string{"a.x": "hello\n"})
+	for _, d := range []string{filepath.Join(root, "tmp"), filepath.Join(root, "claude"), th} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
+	r := &claudeRun{claude: claude, root: root, ws: ws, env: []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + filepath.Join(root, "tmp"), "LANG=C.UTF-8"}}
+	if unprivileged {
+		bin, r.user = asNobody(t, root, bin)
+	}
+	for _, f := range []string{".lsp.json", "monitors/monitors.json"} {
+		p := filepath.Join(mkt, "twin", f)
+		b, _ := os.ReadFile(p)
+		must(t, os.WriteFile(p, []byte(strings.Replace(string(b), "BIN", bin, 1)), 0o644))
+	}
+	r.gemkit(t, bin, "extensions", "--home", th, "link", "--consent", src)
+	r.gemkit(t, bin, "extensions", "--home", th, "sandbox", "twin")
+
+	home := filepath.Join(root, "claude", "home")
+	model := claudetest.StartModel(t, script)
+	env := append(claudetest.Home(t, home, model, gemkittest.ClosedPort(t), ws), "ENABLE_LSP_TOOL=1")
+	r.chown(t, home)
+	for _, args := range [][]string{{"plugin", "marketplace", "add", mkt}, {"plugin", "install", "twin@gemkit-sandbox"}} {
+		if out, err := r.command(t.Context(), env, claude, args...).CombinedOutput(); err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return r, env, model
+}
+
+// TestPluginPartMonitorRealClaude: in an interactive session of the
+// real Claude Code 2.1.330, the twin plugin's monitor, run by gemkit
+// plugins part, is armed at the session's start, and its line reaches
+// the model from another PID namespace than gemkit's. As root and as
+// uid 65534.
+func TestPluginPartMonitorRealClaude(t *testing.T) {
+	gemkittest.AsRootAndUnprivileged(t, pluginPartMonitorRealClaude)
+}
+
+func pluginPartMonitorRealClaude(t *testing.T, unprivileged bool) {
+	r, env, model := twinInClaude(t, unprivileged, func(q *claudetest.Request) claudetest.Reply { return claudetest.Reply{Text: "Noted."} })
+	argv := append(append(append(slices.Clone(r.user), "env", "-i"), append(r.env, env...)...), r.claude)
+	cc := gemkittest.StartTmux(t, t.TempDir(), r.ws, nil, 200, 50, argv...).Main()
+	gemkittest.WaitScreen(t, cc.Screen, "the monitor's line", func(s string) bool { return strings.Contains(s, "Monitor event: tick-from-sandbox") })
+	// Claude Code gives it to the model, in a turn of its own.
+	got := gemkittest.WaitScreen(t, func() string {
+		raw, _ := json.Marshal(model.Requests())
+		return string(raw)
+	}, "the monitor's line at the model", func(s string) bool { return strings.Contains(s, "tick-from-sandbox") })
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	if i := strings.Index(got, "tick-from-sandbox "); strings.HasPrefix(got[i:], "tick-from-sandbox "+ns) {
+		t.Errorf("the monitor ran in gemkit's PID namespace: %.200s", got[i:])
+	}
+}
+
 // TestPluginPartRealClaude: the real Claude Code 2.1.330 loads, from a
 // directory marketplace, a plugin whose .lsp.json runs gemkit plugins
 // part for a switched twin extension's LSP server, and its LSP tool's
@@ -47,51 +126,14 @@ func TestPluginPartRealClaude(t *testing.T) {
 }
 
 func pluginPartRealClaude(t *testing.T, unprivileged bool) {
-	claude := claudetest.Binary(t)
-	bin := gemkittest.Gemkit(t)
-	root := t.TempDir()
-	th, src, mkt, ws := filepath.Join(root, "th"), filepath.Join(root, "src", "twin"), filepath.Join(root, "mkt"), filepath.Join(root, "ws")
-	writeFiles(t, src, map[string]string{
-		"gemini-extension.json": `{"name": "twin", "version": "1.0.0"}`,
-		"hooks/hooks.json":      `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "true"}]}]}}`,
-		".lsp.json":             `{"tiny": {"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/lsp.js"], "extensionToLanguage": {".x": "x"}}}`,
-		"lsp.js":                nodeLSP,
-	})
-	runner, _ := json.Marshal(map[string]any{"tiny": map[string]any{"command": "BIN", "args": []string{"plugins", "part", "--home", th, "twin", "lsp", "tiny"},
-		"extensionToLanguage": map[string]string{".x": "x"}}})
-	writeFiles(t, mkt, map[string]string{
-		".claude-plugin/marketplace.json": `{"name": "gemkit-sandbox", "owner": {"name": "gemkit"}, "plugins": [{"name": "twin", "source": "./twin"}]}`,
-		"twin/.claude-plugin/plugin.json": `{"name": "twin", "version": "1.0.0"}`,
-		"twin/.lsp.json":                  string(runner),
-	})
-	writeFiles(t, ws, map[string]string{"a.x": "hello\n"})
-	for _, d := range []string{filepath.Join(root, "tmp"), filepath.Join(root, "claude"), th} {
-		must(t, os.MkdirAll(d, 0o755))
-	}
-	r := &claudeRun{claude: claude, root: root, ws: ws, env: []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + filepath.Join(root, "tmp"), "LANG=C.UTF-8"}}
-	if unprivileged {
-		bin, r.user = asNobody(t, root, bin)
-	}
-	lsp := filepath.Join(mkt, "twin", ".lsp.json")
-	b, _ := os.ReadFile(lsp)
-	must(t, os.WriteFile(lsp, []byte(strings.Replace(string(b), "BIN", bin, 1)), 0o644))
-	r.gemkit(t, bin, "extensions", "--home", th, "link", "--consent", src)
-	r.gemkit(t, bin, "extensions", "--home", th, "sandbox", "twin")
-
-	home := filepath.Join(root, "claude", "home")
-	model := claudetest.StartModel(t, func(q *claudetest.Request) claudetest.Reply {
+	var ws string
+	r, env, model := twinInClaude(t, unprivileged, func(q *claudetest.Request) claudetest.Reply {
 		if raw, _ := json.Marshal(q.Messages); strings.Contains(string(raw), `tool_result`) {
 			return claudetest.Reply{Text: "Done."}
 		}
 		return claudetest.Reply{Tool: "LSP", Input: map[string]any{"operation": "hover", "filePath": filepath.Join(ws, "a.x"), "line": 1, "character": 1}}
 	})
-	env := append(claudetest.Home(t, home, model, gemkittest.ClosedPort(t), ws), "ENABLE_LSP_TOOL=1")
-	r.chown(t, home)
-	for _, args := range [][]string{{"plugin", "marketplace", "add", mkt}, {"plugin", "install", "twin@gemkit-sandbox"}} {
-		if out, err := r.command(t.Context(), env, claude, args...).CombinedOutput(); err != nil {
-			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	ws, claude := r.ws, r.claude
 	out, err := r.command(t.Context(), env, claude, "-p", "--allowedTools", "LSP", "--", "hover a.x").CombinedOutput()
 	if err != nil {
 		t.Fatalf("claude -p: %v\n%s", err, out)
