@@ -40,9 +40,10 @@ process.stdin.on('data', (d) => {
 // twinInClaude makes, in a test folder, a switched twin extension with
 // an LSP server (nodeLSP) and a monitor, and a Claude Code home where the
 // twin plugin, from gemkit's directory marketplace, runs them through
-// gemkit plugins part; the model plays script. It returns how to run
-// Claude Code there, its environment and the model.
-func twinInClaude(t *testing.T, unprivileged bool, script func(*claudetest.Request) claudetest.Reply) (*claudeRun, []string, *claudetest.Model) {
+// gemkit plugins part; the model plays script(ws), ws being the
+// workspace. It returns how to run Claude Code there, its environment
+// and the model.
+func twinInClaude(t *testing.T, unprivileged bool, script func(ws string) func(*claudetest.Request) claudetest.Reply) (*claudeRun, []string, *claudetest.Model) {
 	claude := claudetest.Binary(t)
 	bin := gemkittest.Gemkit(t)
 	root := t.TempDir()
@@ -79,7 +80,7 @@ func twinInClaude(t *testing.T, unprivileged bool, script func(*claudetest.Reque
 	r.gemkit(t, bin, "extensions", "--home", th, "sandbox", "twin")
 
 	home := filepath.Join(root, "claude", "home")
-	model := claudetest.StartModel(t, script)
+	model := claudetest.StartModel(t, script(ws))
 	env := append(claudetest.Home(t, home, model, gemkittest.ClosedPort(t), ws), "ENABLE_LSP_TOOL=1")
 	r.chown(t, home)
 	for _, args := range [][]string{{"plugin", "marketplace", "add", mkt}, {"plugin", "install", "twin@gemkit-sandbox"}} {
@@ -100,7 +101,9 @@ func TestPluginPartMonitorRealClaude(t *testing.T) {
 }
 
 func pluginPartMonitorRealClaude(t *testing.T, unprivileged bool) {
-	r, env, model := twinInClaude(t, unprivileged, func(q *claudetest.Request) claudetest.Reply { return claudetest.Reply{Text: "Noted."} })
+	r, env, model := twinInClaude(t, unprivileged, func(string) func(*claudetest.Request) claudetest.Reply {
+		return func(*claudetest.Request) claudetest.Reply { return claudetest.Reply{Text: "Noted."} }
+	})
 	argv := append(append(append(slices.Clone(r.user), "env", "-i"), append(r.env, env...)...), r.claude)
 	cc := gemkittest.StartTmux(t, t.TempDir(), r.ws, nil, 200, 50, argv...).Main()
 	gemkittest.WaitScreen(t, cc.Screen, "the monitor's line", func(s string) bool { return strings.Contains(s, "Monitor event: tick-from-sandbox") })
@@ -126,15 +129,15 @@ func TestPluginPartRealClaude(t *testing.T) {
 }
 
 func pluginPartRealClaude(t *testing.T, unprivileged bool) {
-	var ws string
-	r, env, model := twinInClaude(t, unprivileged, func(q *claudetest.Request) claudetest.Reply {
-		if raw, _ := json.Marshal(q.Messages); strings.Contains(string(raw), `tool_result`) {
-			return claudetest.Reply{Text: "Done."}
+	r, env, model := twinInClaude(t, unprivileged, func(ws string) func(*claudetest.Request) claudetest.Reply {
+		return func(q *claudetest.Request) claudetest.Reply {
+			if raw, _ := json.Marshal(q.Messages); strings.Contains(string(raw), `tool_result`) {
+				return claudetest.Reply{Text: "Done."}
+			}
+			return claudetest.Reply{Tool: "LSP", Input: map[string]any{"operation": "hover", "filePath": filepath.Join(ws, "a.x"), "line": 1, "character": 1}}
 		}
-		return claudetest.Reply{Tool: "LSP", Input: map[string]any{"operation": "hover", "filePath": filepath.Join(ws, "a.x"), "line": 1, "character": 1}}
 	})
-	ws, claude := r.ws, r.claude
-	out, err := r.command(t.Context(), env, claude, "-p", "--allowedTools", "LSP", "--", "hover a.x").CombinedOutput()
+	out, err := r.command(t.Context(), env, r.claude, "-p", "--allowedTools", "LSP", "--", "hover a.x").CombinedOutput()
 	if err != nil {
 		t.Fatalf("claude -p: %v\n%s", err, out)
 	}
