@@ -39,11 +39,9 @@ an answer gemkit cannot read as Gemini CLI would is a block (a warning where a
 block would not narrow anything). What the sandbox refuses it, and what gemkit
 left out of its answer, is kept for gemkit extensions doctor and describe, with
 the command that allows what can be allowed
-(gemkit extensions sandbox NAME --hook HOOK --allow-host H).
-
-With --agent claude, Claude Code runs it for a switched plugin's twin: the
-hook gets Claude Code's variables, and its answer is read as Claude Code reads
-it (never an updatedInput, "allow" or "approve": package hookout).
+(gemkit extensions sandbox NAME --hook HOOK --allow-host H). With --agent claude
+(a switched plugin's twin), its variables and the reading of its answer are
+Claude Code's: never an updatedInput, "allow" or "approve" (package hookout).
 
 It runs nothing, and exits 1 (a warning for Gemini CLI) saying why, when the
 extension is not switched, the hook is not among those the switch took, or
@@ -132,11 +130,10 @@ func loadHook(cmd *cobra.Command, a *app, name, label string) (*extswitch.Loaded
 		return nil, hookRefusal("%v", err)
 	}
 	lh, err := a.switcher(st).LoadHook(in, name, label, os.Getwd, os.Environ())
-	if err != nil {
-		return nil, hookRefusal("%v", err)
+	if err == nil {
+		lh.H.Agent, err = exthook.AgentOf(cmd.Flag("agent").Value.String())
 	}
-	flag, _ := cmd.Flags().GetString("agent")
-	if lh.H.Agent, err = exthook.AgentOf(flag); err != nil {
+	if err != nil {
 		return nil, hookRefusal("%v", err)
 	}
 	return lh, nil
@@ -175,7 +172,7 @@ func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *extswitc
 	return nil
 }
 
-// newPluginsPartCmd is gemkit plugins part, the twin plugin's runner of LSP servers and monitors (package pluginpart).
+// newPluginsPartCmd is gemkit plugins part (package pluginpart), run in the working folder Claude Code gives it.
 func newPluginsPartCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "part <extension> lsp|monitor <name>", Short: pluginpart.Short, Long: pluginpart.Long, Args: argsUsage(3, 3), Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -184,6 +181,5 @@ func newPluginsPartCmd(a *app) *cobra.Command {
 			return withExitCode(r.Main(cmd.Context(), err, a.In, a.Out, a.Err))
 		}}
 	cmd.Flags().String("home", "", "the plugin home, which holds the twin extensions' .gemini")
-	cmd.Flags().String("workspace", "", "the session's folder (default: the working folder)")
 	return cmd
 }

@@ -56,7 +56,8 @@ func twinPlugin(t *testing.T, e *env) string {
 	return src
 }
 
-// runPart runs gemkit plugins part for e's home with args and stdin.
+// runPart runs gemkit plugins part for e's home with args and stdin, in
+// e's workspace (the caller's working folder: t.Chdir).
 func runPart(e *env, stdin string, args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
 	a := newApp(Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
@@ -66,7 +67,7 @@ func runPart(e *env, stdin string, args ...string) (stdout, stderr string, code 
 		}
 		return os.LookupEnv(k)
 	}
-	code = run(context.Background(), append([]string{"plugins", "part", "--home", e.home, "--workspace", e.ws}, args...), a)
+	code = run(context.Background(), append([]string{"plugins", "part", "--home", e.home}, args...), a)
 	return out.String(), errb.String(), code
 }
 
@@ -79,6 +80,7 @@ func runPart(e *env, stdin string, args ...string) (stdout, stderr string, code 
 // words; so does any part once the extension changed after consent.
 func TestPluginPart(t *testing.T) {
 	e := newEnv(t)
+	t.Chdir(e.ws)
 	src := twinPlugin(t, e)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -217,7 +217,8 @@ folder), ${CLAUDE_PLUGIN_DATA} (the extension's data folder) and
 ${CLAUDE_PROJECT_DIR} replaced as Claude Code replaces them; it runs in the
 profile of the extension's MCP servers (it reads the workspace and its folder,
 writes its data folder, reaches no network but the hosts you allowed), with
-this command's stdin, stdout and stderr. It runs nothing, and exits 1 saying
+this command's stdin, stdout and stderr, in its working folder (the session's,
+as Claude Code starts it). It runs nothing, and exits 1 saying
 why, when the extension is not switched, has no such part, names another
 variable, or your consent to it as it is now does not hold.`
 )
