@@ -131,7 +131,8 @@ func loadHook(cmd *cobra.Command, a *app, name, label string) (*extswitch.Loaded
 	}
 	lh, err := a.switcher(st).LoadHook(in, name, label, os.Getwd, os.Environ())
 	if err == nil {
-		lh.H.Agent, err = exthook.AgentOf(cmd.Flag("agent").Value.String())
+		flag, _ := cmd.Flags().GetString("agent") // "" where the command has no such flag
+		lh.H.Agent, err = exthook.AgentOf(flag)
 	}
 	if err != nil {
 		return nil, hookRefusal("%v", err)
