@@ -35,7 +35,7 @@ func newPluginsCmd(a *app) *cobra.Command {
 			cs, dir := claudeswitch.ForPerson(a.getenv, a.cwd, gemkitBinary(a))
 			return switchErr(cs.Check(printableWriter{a.Out}, dir, cmp.Or(project, a.cwd, ".")))
 		}}
-	cmd.AddCommand(list, desc, doc, newPluginsSandboxCmd(a, &project))
+	cmd.AddCommand(list, desc, doc, newPluginsSandboxCmd(a, &project), newPluginsPartCmd(a))
 	return cmd
 }
 
