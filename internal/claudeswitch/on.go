@@ -47,7 +47,7 @@ type Request struct {
 	// On is the request of the twin's switch; Agree shows its terms and
 	// has the person agree (an error when they do not).
 	On    extswitch.OnRequest
-	Agree func(ctx context.Context, p *extswitch.Prepared) error
+	Agree func(ctx context.Context, p *extswitch.Prepared, terms Terms) error
 	// AgreedErr is told why gemkit's copy of the twin as agreed to
 	// could not be made.
 	AgreedErr func(error)
@@ -93,8 +93,7 @@ func (s *Switch) On(ctx context.Context, w io.Writer, claudeDir string, r Reques
 		return &extswitch.Refused{Err: fmt.Errorf("%s has only remote MCP servers and no hook: nothing of it runs on this machine, so there is nothing to sandbox; it stays Claude Code's", extension.Printable(r.ID))}
 	}
 	defer prep.Release()
-	fmt.Fprintf(w, "%s is switched as its twin extension %s, a copy of %s. The terms below are the twin's, in the extension switch's words: where they say Gemini CLI, read Claude Code, which no longer starts or runs what they name.\n", extension.Printable(r.ID), plan.Twin.Name, extension.Printable(p.Root))
-	if err := r.Agree(ctx, prep); err != nil {
+	if err := r.Agree(ctx, prep, termsOf(p, plan.Twin, prep)); err != nil {
 		return err
 	}
 	on, err := prep.Commit(ctx)

@@ -152,7 +152,7 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		for _, l := range extension.ServerLines(ext.Manifest, choice) {
 			fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
 		}
-		writePackageLines(a, plan)
+		writePackageLines(a, plan, geminiFetches)
 	}
 	when := state.GrantedAt.Local().Format(time.DateTime)
 	// The check every start makes: files consent cannot bind are said,

@@ -12,6 +12,7 @@ import (
 	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
+	"github.com/gemkit/gemkit/internal/pluginpart"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -38,7 +39,9 @@ an answer gemkit cannot read as Gemini CLI would is a block (a warning where a
 block would not narrow anything). What the sandbox refuses it, and what gemkit
 left out of its answer, is kept for gemkit extensions doctor and describe, with
 the command that allows what can be allowed
-(gemkit extensions sandbox NAME --hook HOOK --allow-host H).
+(gemkit extensions sandbox NAME --hook HOOK --allow-host H). With --agent claude
+(a switched plugin's twin), its variables and the reading of its answer are
+Claude Code's: never an updatedInput, "allow" or "approve" (package hookout).
 
 It runs nothing, and exits 1 (a warning for Gemini CLI) saying why, when the
 extension is not switched, the hook is not among those the switch took, or
@@ -60,6 +63,7 @@ func newExtHookCmd(a *app) *cobra.Command {
 			return runHook(cmd, a, args[0], args[1])
 		},
 	}
+	cmd.Flags().String("agent", "gemini", "the agent that runs the hook: gemini, or claude")
 	// The warm server of the hook (see runHook): gemkit starts it, as
 	// itself, after a run.
 	cmd.Flags().String(warmServeFlag, "", "serve the next runs of the hook from a sandbox set up ahead (gemkit starts this)")
@@ -94,7 +98,7 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	defer stop()
 	done := func(start time.Time, res exthook.Result) {
 		extmcp.KeepHookRefusals(extmcp.HookRun{Extension: name, Hook: label, Workspace: h.Workspace, Dir: h.Dir, Widening: h.Widening,
-			Start: start, ExitCode: res.ExitCode, Denied: res.Denied, Stderr: res.Stderr, Dropped: res.Dropped})
+			Start: start, ExitCode: res.ExitCode, Denied: res.Denied, Stderr: res.Stderr, Dropped: res.Dropped, To: h.AgentName()})
 	}
 	if key, _ := cmd.Flags().GetString(warmServeFlag); key != "" {
 		return serveWarmHook(ctx, cmd, a, lh, name, label, key, done)
@@ -126,6 +130,10 @@ func loadHook(cmd *cobra.Command, a *app, name, label string) (*extswitch.Loaded
 		return nil, hookRefusal("%v", err)
 	}
 	lh, err := a.switcher(st).LoadHook(in, name, label, os.Getwd, os.Environ())
+	if err == nil {
+		flag, _ := cmd.Flags().GetString("agent") // "" where the command has no such flag
+		lh.H.Agent, err = exthook.AgentOf(flag)
+	}
 	if err != nil {
 		return nil, hookRefusal("%v", err)
 	}
@@ -163,4 +171,16 @@ func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *extswitc
 		return withExitCode(ExitNo, err)
 	}
 	return nil
+}
+
+// newPluginsPartCmd is gemkit plugins part (package pluginpart), run in the working folder Claude Code gives it.
+func newPluginsPartCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "part <extension> lsp|monitor <name>", Short: pluginpart.Short, Long: pluginpart.Long, Args: argsUsage(3, 3), Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, in, err := openInstalled(cmd, args[0])
+			r := &pluginpart.Run{Store: st, In: in, Kind: args[1], Name: args[2], Environ: a.environ()}
+			return withExitCode(r.Main(cmd.Context(), err, a.In, a.Out, a.Err))
+		}}
+	cmd.Flags().String("home", "", "the plugin home, which holds the twin extensions' .gemini")
+	return cmd
 }

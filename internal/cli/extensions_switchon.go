@@ -54,6 +54,13 @@ func (o sandboxFlags) hostsOnly() bool {
 // since the person agreed first) and asks the person to agree when it is
 // more than they had, then repairs the copied links.
 func agree(ctx context.Context, a *app, p *extswitch.Prepared, command string) error {
+	return agreeTo(ctx, a, p, command, extension.ConsentTextWith(p.Ext, "Switching to gemkit's sandbox:", p.Next()), geminiFetches)
+}
+
+// agreeTo is agree with the terms' lines and what the host does with a
+// package-runner server (fetches) given: a plugin's are Claude Code's
+// (claudeswitch.Terms).
+func agreeTo(ctx context.Context, a *app, p *extswitch.Prepared, command string, terms []string, fetches string) error {
 	name := p.Ext.Manifest.Name
 	if p.State.Notice != "" {
 		// What changed since the person agreed, before what they agree to.
@@ -62,10 +69,10 @@ func agree(ctx context.Context, a *app, p *extswitch.Prepared, command string) e
 	if len(p.Links) > 0 {
 		fmt.Fprintln(a.Out, extension.CopiedLinksWords(p.Links)+" The switch makes them so once you agree.")
 	}
-	for _, l := range extension.ConsentTextWith(p.Ext, "Switching to gemkit's sandbox:", p.Next()) {
+	for _, l := range terms {
 		fmt.Fprintln(a.Out, l)
 	}
-	writePackageLines(a, p.Plan)
+	writePackageLines(a, p.Plan, fetches)
 	if p.NeedsAgreement() {
 		a.readBeforeAgreeing(a.Out)
 		if ok, err := a.personConfirms(ctx, name, "`"+command+"`"); err != nil || !ok {
@@ -87,11 +94,11 @@ func agree(ctx context.Context, a *app, p *extswitch.Prepared, command string) e
 const geminiFetches = "Gemini CLI, with the same manifest, runs the runner itself at each start: it fetches the package from the registry (for a bare name, the newest that runs on your node; for @latest, the latest) with your rights and runs whatever it got, which nobody agreed to."
 
 // writePackageLines writes what resolving said, under a heading.
-func writePackageLines(a *app, plan *extswitch.Plan) {
+func writePackageLines(a *app, plan *extswitch.Plan, fetches string) {
 	if plan == nil || len(plan.Lines) == 0 {
 		return
 	}
-	fmt.Fprintln(a.Out, "\nIts servers' packages, pinned: gemkit runs each from its tree, never from the registry. "+geminiFetches)
+	fmt.Fprintln(a.Out, "\nIts servers' packages, pinned: gemkit runs each from its tree, never from the registry. "+fetches)
 	for _, l := range plan.Lines {
 		fmt.Fprintf(a.Out, "  %s\n", extension.Printable(l))
 	}

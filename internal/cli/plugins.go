@@ -35,7 +35,7 @@ func newPluginsCmd(a *app) *cobra.Command {
 			cs, dir := claudeswitch.ForPerson(a.getenv, a.cwd, gemkitBinary(a))
 			return switchErr(cs.Check(printableWriter{a.Out}, dir, cmp.Or(project, a.cwd, ".")))
 		}}
-	cmd.AddCommand(list, desc, doc, newPluginsSandboxCmd(a, &project))
+	cmd.AddCommand(list, desc, doc, newPluginsSandboxCmd(a, &project), newPluginsPartCmd(a))
 	return cmd
 }
 
@@ -55,7 +55,9 @@ func newPluginsSandboxCmd(a *app, project *string) *cobra.Command {
 			return switchErr(cs.On(cmd.Context(), printableWriter{a.Out}, dir, claudeswitch.Request{ID: args[0], Project: cmp.Or(*project, a.cwd, "."), Switcher: sw,
 				On: extswitch.OnRequest{Hook: o.hook, Widen: func(w *extension.Widening) error { return widen(w, o) }, DefaultProfile: o.defaultProfile,
 					InstallScripts: o.installScripts, HostsOnly: o.hostsOnly(), Command: command, Pinning: pinning(a, args[0])},
-				Agree:     func(ctx context.Context, p *extswitch.Prepared) error { return agree(ctx, a, p, command) },
+				Agree: func(ctx context.Context, p *extswitch.Prepared, t claudeswitch.Terms) error {
+					return agreeTo(ctx, a, p, command, t.Lines, t.Fetches)
+				},
 				AgreedErr: func(err error) { tellAgreedErr(a, err) }, Served: servedLines}))
 		},
 	}

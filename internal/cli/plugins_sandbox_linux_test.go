@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/claudeswitch"
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/npmregistrytest"
@@ -192,7 +193,11 @@ func TestPluginsSandboxRealClaude(t *testing.T) {
 		before, err := os.ReadFile(filepath.Join(h.cfg, "settings.json"))
 		must(t, err)
 		out := h.kit("plugins", "sandbox", "p@localmk")
-		for _, want := range []string{"Switched p@localmk to gemkit's sandbox", "plugin:p:srv, plugin:p:hello", "hello-mcp 1.0.0 installed", "listed now: hello (1 tool), srv (1 tool)"} {
+		if strings.Contains(out, "Gemini CLI") {
+			t.Errorf("the terms of a plugin's switch name Gemini CLI:\n%s", out)
+		}
+		for _, want := range []string{"Switching the Claude Code plugin p@localmk", "Hooks it runs, on Claude Code's events:", claudeswitch.ClaudeFetches,
+			"Switched p@localmk to gemkit's sandbox", "plugin:p:srv, plugin:p:hello", "hello-mcp 1.0.0 installed", "listed now: hello (1 tool), srv (1 tool)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("no %q in:\n%s", want, out)
 			}

@@ -23,6 +23,11 @@
 // terminal, the hook variables), with the hook's env and the
 // extension's settings. The person can widen one hook by name (hosts,
 // writing the workspace), as for servers.
+//
+// A switched Claude Code plugin's hooks run the same way on its twin
+// extension, started by Claude Code (Hook.Agent AgentClaude): with
+// Claude Code's variables (claude.go), and an answer read as Claude
+// Code reads it (hookout.FilterClaude).
 package exthook
 
 import (
@@ -73,12 +78,20 @@ type Hook struct {
 	// ReadOnly are folders the hook may not write whatever it is
 	// allowed: every extension's code.
 	ReadOnly []string
+	// Agent is the agent that runs gemkit's hook: "" for Gemini CLI,
+	// AgentClaude for Claude Code, which runs the hooks of a switched
+	// Claude Code plugin's twin extension. It chooses the variables the
+	// hook gets and how gemkit's answer is read.
+	Agent string
 	// Gate, when set, is the check the hook's command waits for (the
 	// person's consent to the extension as it is now): it runs while the
 	// sandbox is set up, and its error is Run's, the command not run
 	// (sandbox.Command.Gate).
 	Gate func(context.Context) error
 }
+
+// AgentClaude is Hook.Agent for Claude Code 2.1.330.
+const AgentClaude = "claude"
 
 // safeEnv are the variables of the environment Gemini CLI gives hooks
 // that a hook run by gemkit keeps: they name no secret. The others
@@ -115,6 +128,11 @@ func (h *Hook) Command() string {
 	env := envmap.Of(h.Environ)
 	vars := extension.Variables{ExtensionPath: h.Dir, WorkspacePath: h.Workspace}
 	cmd := h.Hook.Hydrated(h.Hook.Command, vars, h.Settings)
+	if h.Agent == AgentClaude {
+		// Claude Code replaces none of Gemini CLI's variables in a
+		// command: its shell reads its own from the environment (Env).
+		return cmd
+	}
 	refs := hookVarRefs()
 	for i, v := range hookVars {
 		val := env[v]
@@ -150,6 +168,9 @@ func (h *Hook) Env(tmp string) []string {
 	out["HOME"] = tmp
 	for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
 		out[k] = tmp
+	}
+	if h.Agent == AgentClaude {
+		h.claudeEnv(out, tmp)
 	}
 	vars := extension.Variables{ExtensionPath: h.Dir, WorkspacePath: h.Workspace}
 	for k, v := range h.Hook.Env {
@@ -309,7 +330,12 @@ func (h *Hook) answer(res Result, out, errb *hookout.Buffer, stdout, stderr io.W
 		_, _ = io.WriteString(stderr, "gemkit: "+h.TimedOutWords()+"\n")
 		return res
 	}
-	a := hookout.Filter(h.Hook.Event, out, errb, res.ExitCode)
+	var a hookout.Answer
+	if h.Agent == AgentClaude {
+		a = hookout.FilterClaude(hookout.ClaudeEvent(h.Hook.Event), out, errb, res.ExitCode)
+	} else {
+		a = hookout.Filter(h.Hook.Event, out, errb, res.ExitCode)
+	}
 	_, _ = stdout.Write(a.Stdout)
 	_, _ = stderr.Write(a.Stderr)
 	res.ExitCode, res.Dropped = a.Code, a.Dropped

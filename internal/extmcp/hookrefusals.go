@@ -37,6 +37,9 @@ type HookRun struct {
 	Denied   []netproxy.Denial
 	Stderr   string
 	Dropped  []hookout.Drop
+	// To is the agent gemkit answered in the hook's place ("" for
+	// Gemini CLI; Claude Code for a switched plugin's hook).
+	To string
 }
 
 // KeepHookRefusals keeps what the sandbox refused the hook (its
@@ -100,7 +103,7 @@ func KeepHookRefusals(run HookRun) {
 		rs = append(rs, r)
 	}
 	for _, d := range run.Dropped {
-		r := Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Answer: d.Field, Cut: d.Cut, Reason: d.Why}
+		r := Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Answer: d.Field, Cut: d.Cut, Reason: d.Why, To: run.To}
 		if d.Field == "" {
 			r.Answer = AllOfAnswer
 		}

@@ -1,6 +1,7 @@
 package extmcp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +90,9 @@ type Refusal struct {
 	// says what Gemini CLI would have done with it. No widening allows it.
 	Answer string `json:"answer,omitempty"`
 	Cut    bool   `json:"cut,omitempty"`
+	// To is the agent gemkit passes a hook's answer to, "" for Gemini
+	// CLI (Claude Code for a switched plugin's hook: hookout.FilterClaude).
+	To string `json:"to,omitempty"`
 }
 
 // AllOfAnswer is Refusal.Answer for a hook's whole answer.
@@ -200,11 +204,11 @@ func hostArg(host string) string {
 func (r Refusal) target() string {
 	switch {
 	case r.Answer == AllOfAnswer:
-		return "passing its answer on to Gemini CLI"
+		return "passing its answer on to " + cmp.Or(r.To, "Gemini CLI")
 	case r.Answer != "" && r.Cut:
-		return "passing all of its answer's " + Printable(r.Answer) + " on to Gemini CLI"
+		return "passing all of its answer's " + Printable(r.Answer) + " on to " + cmp.Or(r.To, "Gemini CLI")
 	case r.Answer != "":
-		return "passing its answer's " + Printable(r.Answer) + " on to Gemini CLI"
+		return "passing its answer's " + Printable(r.Answer) + " on to " + cmp.Or(r.To, "Gemini CLI")
 	case r.DataBytes > 0:
 		return "more room in its data folder " + Printable(r.Path)
 	case r.UnixSocket:

@@ -246,7 +246,12 @@ func (o *output) mark(event string) {
 
 // note tells the person, in the answer's message (which Gemini CLI
 // shows and never gives the model), what gemkit left out or cut.
-func (o *output) note(d drops) {
+func (o *output) note(d drops) { o.systemMessage = d.note(o.systemMessage) }
+
+// note is msg, the message of gemkit's answer to the person, with the
+// words that say what gemkit left out or cut of the hook's answer
+// after it; msg alone when d is empty.
+func (d drops) note(msg string) string {
 	var left, cut []string
 	for _, x := range d {
 		if x.Cut {
@@ -263,13 +268,13 @@ func (o *output) note(d drops) {
 		parts = append(parts, "cut "+strings.Join(cut, ", ")+fmt.Sprintf(" to %d characters", MaxText))
 	}
 	if len(parts) == 0 {
-		return
+		return msg
 	}
-	msg := "gemkit " + strings.Join(parts, " and ") + " of this sandboxed hook's answer; gemkit extensions doctor says why"
-	if o.systemMessage != "" {
-		msg = o.systemMessage + "\n" + msg
+	words := "gemkit " + strings.Join(parts, " and ") + " of this sandboxed hook's answer; gemkit extensions doctor says why"
+	if msg != "" {
+		return msg + "\n" + words
 	}
-	o.systemMessage = msg
+	return words
 }
 
 // drops are what Filter dropped or cut.
@@ -306,7 +311,7 @@ func (d *drops) bound(field, s string) string {
 		i += size
 	}
 	*d = append(*d, Drop{Field: field, Cut: true,
-		Why: fmt.Sprintf("%d characters, past the %d gemkit passes of a hook's text to Gemini CLI", n, MaxText)})
+		Why: fmt.Sprintf("%d characters, past the %d gemkit passes of a hook's text to the agent", n, MaxText)})
 	return s[:i] + fmt.Sprintf("\n[gemkit cut %d more characters of this hook's text]", n-MaxText)
 }
 

@@ -15,6 +15,11 @@
 // dropped it says, to the person and in the record of the hook's
 // refusals. docs/sandbox.md, "What a sandboxed part returns", has the
 // table of every field and what Gemini CLI does with it.
+//
+// FilterClaude is the same for a hook that Claude Code 2.1.330 runs
+// (a switched Claude Code plugin's, `--agent claude`), from the same
+// reading of the bytes and with the same bounds, by Claude Code's
+// rules (claude.go).
 package hookout
 
 import (
