@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/claudeswitch"
 	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
@@ -136,6 +137,15 @@ func loadHook(cmd *cobra.Command, a *app, name, label string) (*extswitch.Loaded
 	}
 	if err != nil {
 		return nil, hookRefusal("%v", err)
+	}
+	// A switched Claude Code plugin's twin is held while the plugin
+	// Claude Code has is not what the person agreed to: its hooks run
+	// nothing (the event's no-op, Claude Code's non-blocking error), as
+	// gemkit mcp --only serves none of its servers.
+	if lh.H.Agent == exthook.AgentClaude {
+		if why := claudeswitch.Held(st.Home(), name); why != "" {
+			return nil, hookRefusal("%s is held: %s", name, why)
+		}
 	}
 	return lh, nil
 }
