@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/claudeplugin"
@@ -138,7 +139,9 @@ type session struct {
 	// 65534 (setpriv), before its own.
 	user []string
 	// tools are the names the session's tools have once the plugin is
-	// switched (the twin's server's), by the names they have bare.
+	// switched (the twin's server's), by the names they have bare; mu
+	// guards them, which the model's server reads.
+	mu    sync.Mutex
 	tools map[string]string
 	// kit is gemkit's binary where the session's user runs it ("": the
 	// test's build).

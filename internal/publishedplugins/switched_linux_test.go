@@ -35,8 +35,11 @@ func (s *session) switchOn(t *testing.T, p *plugin) {
 	if out, err := s.commandOf(t, gemkit, "plugins", "doctor").CombinedOutput(); err != nil || !strings.Contains(string(out), "ok: "+p.id()+" runs in gemkit's sandbox") {
 		t.Errorf("gemkit plugins doctor: %v\n%s", err, out)
 	}
-	s.tools = s.twinTools(t, p)
-	if len(s.tools) == 0 {
+	tools := s.twinTools(t, p)
+	s.mu.Lock()
+	s.tools = tools
+	s.mu.Unlock()
+	if len(tools) == 0 {
 		return
 	}
 	out, err = s.command(t, "mcp", "list").CombinedOutput()
@@ -226,6 +229,8 @@ func (s *session) listTwin(t *testing.T, argv []string) []string {
 // tool is the name the tool bare has in this session: the twin's once
 // the plugin is switched.
 func (s *session) tool(bare string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if n, ok := s.tools[bare]; ok {
 		return n
 	}
