@@ -108,6 +108,9 @@ func (t *Twin) group(g agentread.Value, ev string, n *int, where string, in Inpu
 		if !isStr {
 			return nil, nil, fmt.Errorf("%s: its matcher is a %s, not a string", at, m.TypeOf())
 		}
+		if own := ownToolsWord(in.Plugin); strings.Contains(s, own) {
+			return nil, nil, fmt.Errorf("%s: its matcher %q names the plugin's own MCP tools (%s…), which Claude Code names %s… once they are the twin's: the hook would no longer match them, so it is not switched", at, extension.Printable(s), "mcp__"+own, toolPrefix(in.Plugin))
+		}
 		ext, plug = object{{"matcher", s}}, object{{"matcher", s}}
 	}
 	hs, _ := g.Get("hooks")
@@ -262,4 +265,13 @@ func (t *Twin) monitors(r *fsutil.Root, man agentread.Value, in Input) error {
 		t.Plugin["monitors/monitors.json"] = append(b, '\n')
 	}
 	return nil
+}
+
+// ownToolsWord is what a matcher holds to name the plugin's own MCP
+// tools: Claude Code 2.1.330 names them mcp__plugin_<plugin>_<server>__<tool>,
+// the plugin's name with each character but letters, digits, _ and -
+// made _ (toolPrefix).
+func ownToolsWord(plugin string) string {
+	p := strings.TrimPrefix(toolPrefix(plugin), "mcp__")
+	return strings.TrimSuffix(p, "_"+ServerName+"__") + "_"
 }

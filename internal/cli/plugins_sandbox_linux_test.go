@@ -74,8 +74,9 @@ func newClaudeHome(t *testing.T, unprivileged bool, model *claudetest.Model) *cl
 	files["p/.mcp.json"] = `{"mcpServers":{"srv":{"command":"node","args":["${CLAUDE_PLUGIN_ROOT}/s.js","` + port + `"]},"hello":{"command":"npx","args":["-y","hello-mcp","--stdio"]}}}`
 	must(t, os.MkdirAll(h.home, 0o755))
 	must(t, os.WriteFile(filepath.Join(h.home, ".npmrc"), []byte("registry="+reg.URL+"\nfetch-retries=0\n"), 0o600))
-	// The original hook leaves a mark where it could write unconfined.
-	files["p/hooks/hooks.json"] = `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"echo ran > ` + filepath.Join(root, "hook-ran") + `"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"true","timeout":5}]}]}}`
+	// The hook leaves a mark where it could write unconfined, and tells
+	// the model its PID namespace (additionalContext).
+	files["p/hooks/hooks.json"] = `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"` + sessionHook(filepath.Join(root, "hook-ran")) + `"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"true","timeout":5}]}]}}`
 	writePluginFiles(t, h.mkt, files)
 	if unprivileged {
 		h.user = []string{gemkittest.Tool(t, "setpriv", "util-linux"), "--reuid=65534", "--regid=65534", "--clear-groups"}
@@ -168,7 +169,8 @@ func (m initMsg) server(name string) string {
 // is not started, the twin's gemkit mcp is, and the tool answers from
 // another PID namespace than the host's, unable to reach a loopback
 // port of the host; the original SessionStart hook
-// did not run; every skill, command and agent is still listed under the
+// did not run unconfined but in another PID namespace (its context
+// reached the model); every skill, command and agent is listed under the
 // plugin's name. --off gives Claude Code's user settings back byte for
 // byte, and the next session runs the plugin's own server again. As
 // root and as uid 65534.
@@ -222,7 +224,12 @@ func TestPluginsSandboxRealClaude(t *testing.T) {
 			t.Errorf("the tool answered %q; the host's PID namespace is %s\n%s", answer, hostNS, all)
 		}
 		if _, err := os.Stat(filepath.Join(h.root, "hook-ran")); err == nil {
-			t.Error("the plugin's own SessionStart hook ran, unconfined")
+			t.Error("the plugin's SessionStart hook ran unconfined")
+		}
+		ns := hookNS(model)
+		t.Logf("the SessionStart hook ran in %s", ns)
+		if !strings.HasPrefix(ns, "pid:[") || ns == hostNS {
+			t.Errorf("the SessionStart hook's context told the model the PID namespace %q; want one other than the host's %s", ns, hostNS)
 		}
 		checkHeld(t, h, tool)
 		out = h.kit("plugins", "sandbox", "p@localmk", "--off")
@@ -288,6 +295,28 @@ func toolAnswer(model *claudetest.Model) string {
 				}
 				return u[i : i+end+5+w]
 			}
+		}
+	}
+	return ""
+}
+
+// sessionHook is a SessionStart hook's command (as a JSON string's
+// content) that writes mark, where only an unconfined hook can, and
+// answers its PID namespace as context for the model: "hookns=pid:[…]".
+func sessionHook(mark string) string {
+	return `echo ran > ` + mark + ` 2>/dev/null; printf '{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"hookns=%s\"}}' \"$(readlink /proc/self/ns/pid)\"`
+}
+
+// hookNS is the PID namespace the SessionStart hook's context gave the
+// model, "" when none reached it.
+func hookNS(model *claudetest.Model) string {
+	for _, r := range model.Requests() {
+		if i := strings.Index(r.Raw, "hookns="); i >= 0 {
+			rest := r.Raw[i+len("hookns="):]
+			if end := strings.IndexAny(rest, "\\\" \n"); end >= 0 {
+				rest = rest[:end]
+			}
+			return rest
 		}
 	}
 	return ""
