@@ -143,11 +143,21 @@ func loadHook(cmd *cobra.Command, a *app, name, label string) (*extswitch.Loaded
 	// nothing (the event's no-op, Claude Code's non-blocking error), as
 	// gemkit mcp --only serves none of its servers.
 	if lh.H.Agent == exthook.AgentClaude {
-		if why := claudeswitch.Held(st.Home(), name); why != "" {
-			return nil, hookRefusal("%s is held: %s", name, why)
+		if err := heldTwin(st.Home(), name); err != nil {
+			return nil, hookRefusal("%v", err)
 		}
 	}
 	return lh, nil
+}
+
+// heldTwin says why the twin name of the plugin home home is held
+// (claudeswitch.Held), nil when it is not: asked before each run, cold
+// or warm.
+func heldTwin(home, name string) error {
+	if why := claudeswitch.Held(home, name); why != "" {
+		return fmt.Errorf("%s is held: %s", name, why)
+	}
+	return nil
 }
 
 // warmHook is the warm side of h's run, or nil where there is none: a
@@ -177,6 +187,9 @@ func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *extswitc
 	}
 	srv := &extswitch.WarmServer{Hook: lh, Args: args, Key: key, Log: a.log, Done: done,
 		Reload: func() (*extswitch.LoadedHook, error) { return loadHook(cmd, a, name, label) }}
+	if st, err := openStore(cmd); err == nil && lh.H.Agent == exthook.AgentClaude {
+		srv.Held = func() error { return heldTwin(st.Home(), name) }
+	}
 	if err := srv.Serve(ctx); err != nil {
 		return withExitCode(ExitNo, err)
 	}
@@ -188,6 +201,10 @@ func newPluginsPartCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "part <extension> lsp|monitor <name>", Short: pluginpart.Short, Long: pluginpart.Long, Args: argsUsage(3, 3), Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, in, err := openInstalled(cmd, args[0])
+			if err == nil {
+				// A held twin's part does not start, as its hooks do not run.
+				err = heldTwin(st.Home(), args[0])
+			}
 			r := &pluginpart.Run{Store: st, In: in, Kind: args[1], Name: args[2], Environ: a.environ()}
 			return withExitCode(r.Main(cmd.Context(), err, a.In, a.Out, a.Err))
 		}}

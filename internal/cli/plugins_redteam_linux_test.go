@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/claudetest"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -49,6 +50,7 @@ func redPlugin() map[string]string {
 		"s.js":                       redServer("t1"),
 		"hooks/hooks.json":           `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"sh ${CLAUDE_PLUGIN_ROOT}/hooks/start.sh"}]}]}}`,
 		"hooks/start.sh":             hookSays(consented, ""),
+		".lsp.json":                  `{"go":{"command":"node","args":["${CLAUDE_PLUGIN_ROOT}/s.js"],"extensionToLanguage":{".go":"go"}}}`,
 	}
 }
 
@@ -267,6 +269,13 @@ func nothingNew(t *testing.T, h *claudeHome, s redSession) {
 		if _, err := os.Stat(h.mark(m)); err == nil {
 			t.Errorf("the new bytes ran unconfined: %s", h.mark(m))
 		}
+	}
+	// Its LSP server does not start through the twin either.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := h.command(ctx, h.bin, "plugins", "part", "--home", gemkitdir.ClaudePluginHome(h.home), "p-localmk", "lsp", "go").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "p-localmk is held: the plugin changed since you agreed") {
+		t.Errorf("the held twin's LSP server: %v\n%s", err, out)
 	}
 }
 

@@ -84,6 +84,11 @@ type WarmServer struct {
 	Log    *slog.Logger
 	// Done is told of each run's end.
 	Done func(time.Time, exthook.Result)
+	// Held, when set, is asked before each run, as the cold way asks
+	// it: an error refuses the run (a switched Claude Code plugin whose
+	// plugin changed since consent, claudeswitch.Held, which no watch
+	// of the twin's folder sees).
+	Held func() error
 }
 
 // Serve serves until the session ends, a run stays unclaimed for
@@ -163,6 +168,11 @@ func (ws *WarmServer) watch(fp string) *StoreCheck {
 		ws.Log.Debug("hook: the extension's folder is not watched", "err", err)
 	}
 	lh.H.Gate = func(context.Context) error {
+		if ws.Held != nil {
+			if err := ws.Held(); err != nil {
+				return err
+			}
+		}
 		if checked != nil && !check.Tree.Changed() {
 			return lh.Consent(checked)
 		}

@@ -29,6 +29,7 @@ type WarmServer struct {
 	Reload func() (*LoadedHook, error)
 	Log    *slog.Logger
 	Done   func(time.Time, exthook.Result)
+	Held   func() error
 }
 
 func (*WarmServer) Serve(context.Context) error {
