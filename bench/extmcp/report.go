@@ -4,8 +4,7 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"slices"
+	"github.com/gemkit/gemkit/bench/internal/paired"
 	"strings"
 	"time"
 
@@ -23,10 +22,10 @@ func (r *results) printTable(sides []side, at sideIndex) {
 	fmt.Println("first list: from the spawn to the answer of initialize and then of a tools/list that holds the tool; cold start: to the answer of the first tools/call after it")
 	fmt.Printf(row, "", "call p50", "call p90", "first list p50", "cold start p50", "start CPU p50")
 	for i, s := range sides {
-		fmt.Printf(row, s.name, ms(pct(warm[i], 50)), ms(pct(warm[i], 90)), ms(pct(listed[i], 50)), ms(pct(cold[i], 50)), ms(pct(coldCPU[i], 50)))
+		fmt.Printf(row, s.name, paired.Ms(paired.Pct(warm[i], 50)), paired.Ms(paired.Pct(warm[i], 90)), paired.Ms(paired.Pct(listed[i], 50)), paired.Ms(paired.Pct(cold[i], 50)), paired.Ms(paired.Pct(coldCPU[i], 50)))
 	}
 	cost := func(name string, i int) {
-		fmt.Printf(row, name, ms(pct(warm[i], 50)-pct(warm[1], 50)), "", ms(pct(listed[i], 50)-pct(listed[1], 50)), ms(pct(cold[i], 50)-pct(cold[1], 50)), ms(pct(coldCPU[i], 50)-pct(coldCPU[1], 50)))
+		fmt.Printf(row, name, paired.Ms(paired.Pct(warm[i], 50)-paired.Pct(warm[1], 50)), "", paired.Ms(paired.Pct(listed[i], 50)-paired.Pct(listed[1], 50)), paired.Ms(paired.Pct(cold[i], 50)-paired.Pct(cold[1], 50)), paired.Ms(paired.Pct(coldCPU[i], 50)-paired.Pct(coldCPU[1], 50)))
 	}
 	cost("gemkit's cost", 0)
 	cost("a byte copier's cost", 2)
@@ -42,8 +41,8 @@ func (r *results) printTable(sides []side, at sideIndex) {
 		cost(sides[i].name+": cost", i)
 	}
 	for i := peerFirst; i < npxFirst; i++ {
-		fmt.Printf(row, "gemkit's cost − "+sides[i].name[len("under "):]+"'s", ms(pct(warm[0], 50)-pct(warm[i], 50)), "",
-			ms(pct(listed[0], 50)-pct(listed[i], 50)), ms(pct(cold[0], 50)-pct(cold[i], 50)), ms(pct(coldCPU[0], 50)-pct(coldCPU[i], 50)))
+		fmt.Printf(row, "gemkit's cost − "+sides[i].name[len("under "):]+"'s", paired.Ms(paired.Pct(warm[0], 50)-paired.Pct(warm[i], 50)), "",
+			paired.Ms(paired.Pct(listed[0], 50)-paired.Pct(listed[i], 50)), paired.Ms(paired.Pct(cold[0], 50)-paired.Pct(cold[i], 50)), paired.Ms(paired.Pct(coldCPU[0], 50)-paired.Pct(coldCPU[i], 50)))
 	}
 }
 
@@ -59,7 +58,7 @@ func (r *results) printPaired(sides []side, at sideIndex) {
 	fmt.Println("paired by round: the median of the rounds' differences [95% confidence range of that median]")
 	paired := func(name string, a, b int) {
 		fmt.Printf("%-40s call %s   cold start %s   start CPU %s\n", name,
-			medianCI(diffs(warm[a], warm[b])), medianCI(diffs(cold[a], cold[b])), medianCI(diffs(coldCPU[a], coldCPU[b])))
+			paired.MedianCI(paired.Diffs(warm[a], warm[b])), paired.MedianCI(paired.Diffs(cold[a], cold[b])), paired.MedianCI(paired.Diffs(coldCPU[a], coldCPU[b])))
 	}
 	paired("gemkit over bare", 0, 1)
 	paired("a byte copier over bare", 2, 1)
@@ -107,7 +106,7 @@ func (r *results) printNPX(sides []side, at sideIndex, npx *npxSetup) {
 	// The npx sides, against the pinned package run bare from its tree.
 	bareNPX := npxFirst + 1
 	costVs := func(name string, i int) {
-		fmt.Printf(row, name, ms(pct(warm[i], 50)-pct(warm[bareNPX], 50)), "", ms(pct(listed[i], 50)-pct(listed[bareNPX], 50)), ms(pct(cold[i], 50)-pct(cold[bareNPX], 50)), ms(pct(coldCPU[i], 50)-pct(coldCPU[bareNPX], 50)))
+		fmt.Printf(row, name, paired.Ms(paired.Pct(warm[i], 50)-paired.Pct(warm[bareNPX], 50)), "", paired.Ms(paired.Pct(listed[i], 50)-paired.Pct(listed[bareNPX], 50)), paired.Ms(paired.Pct(cold[i], 50)-paired.Pct(cold[bareNPX], 50)), paired.Ms(paired.Pct(coldCPU[i], 50)-paired.Pct(coldCPU[bareNPX], 50)))
 	}
 	costVs("npx pinned: gemkit's cost", npxFirst)
 	costVs("npx itself: its cost", npxFirst+2)
@@ -131,48 +130,6 @@ func printCPU(sides []side, cpuPerCall []time.Duration) {
 		fmt.Printf("CPU per call of %s, %s: %.1f µs\n", who, s.name, float64(cpuPerCall[i])/float64(time.Microsecond))
 	}
 }
-
-func pct(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[min(len(s)-1, len(s)*p/100)]
-}
-
-// diffs are a's samples less b's, round by round.
-func diffs(a, b []time.Duration) []time.Duration {
-	d := make([]time.Duration, min(len(a), len(b)))
-	for i := range d {
-		d[i] = a[i] - b[i]
-	}
-	return d
-}
-
-// medianCI is d's median and the range of order statistics that holds
-// the median of d's distribution with at least 95% confidence (the
-// sign test's: ranks n/2 ∓ 0.98√n, from the binomial's normal
-// approximation; with few samples the range is wide, as it should be).
-func medianCI(d []time.Duration) string {
-	if len(d) == 0 {
-		return "-"
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	n := len(s)
-	k := int(math.Floor(float64(n)/2 - 0.98*math.Sqrt(float64(n))))
-	med := s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
-	if k < 0 {
-		return fmt.Sprintf("%s [n=%d: too few for a range]", ms(med), n)
-	}
-	return fmt.Sprintf("%s [%s, %s]", ms(med), ms(s[k]), ms(s[n-1-k]))
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
 // cpuTime is the time on CPU of every thread of the process pid.
 func cpuTime(pid int) time.Duration {

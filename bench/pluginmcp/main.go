@@ -87,17 +87,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "gemkit-bench-pluginmcp-")
+	tmp, bin, err := benchenv.ScratchOr("gemkit-bench-pluginmcp-", o.gemkit)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.gemkit
-	if bin == "" {
-		if bin, err = benchenv.BuildGemkit(root, tmp); err != nil {
-			return err
-		}
-	}
 	h := newHome(tmp, claude, bin)
 	bare, err := h.installBare()
 	if err != nil {

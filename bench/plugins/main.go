@@ -67,17 +67,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "gemkit-bench-plugins-")
+	tmp, bin, err := benchenv.ScratchOr("gemkit-bench-plugins-", o.gemkit)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.gemkit
-	if bin == "" {
-		if bin, err = benchenv.BuildGemkit(root, tmp); err != nil {
-			return err
-		}
-	}
 	h := newHome(tmp, claude)
 	start := time.Now()
 	if err := h.install(o.count); err != nil {

@@ -49,13 +49,20 @@ func BuildGemkit(root, dir string) (string, error) {
 // Scratch makes a temporary folder (its name starting with prefix) and
 // builds gemkit from this repository into it: the start of a benchmark
 // that measures the tree it runs in. The caller removes tmp.
-func Scratch(prefix string) (tmp, bin string, err error) {
+func Scratch(prefix string) (tmp, bin string, err error) { return ScratchOr(prefix, "") }
+
+// ScratchOr is Scratch, but for a gemkit binary given (a -gemkit flag),
+// which it measures instead of building one.
+func ScratchOr(prefix, given string) (tmp, bin string, err error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", "", err
 	}
 	if tmp, err = os.MkdirTemp("", prefix); err != nil {
 		return "", "", err
+	}
+	if given != "" {
+		return tmp, given, nil
 	}
 	if bin, err = BuildGemkit(root, tmp); err != nil {
 		os.RemoveAll(tmp)
