@@ -97,6 +97,10 @@ func withInstallFlag(err error) error {
 // problems in the fields only gemkit reads, which Gemini CLI installs all
 // the same (and so does gemkit, its MCP servers and the rest with it).
 func tellToolsStopped(w io.Writer, in *extension.Installed) {
+	if in != nil && in.Extension != nil && in.Extension.Plugin != nil {
+		tellPluginSkips(w, in.Extension)
+		return
+	}
 	var ve *extension.ValidationError
 	if in == nil || in.Extension == nil || !errors.As(in.Err, &ve) {
 		return
@@ -107,6 +111,22 @@ func tellToolsStopped(w io.Writer, in *extension.Installed) {
 		fmt.Fprintf(out, "  %s\n", p)
 	}
 	fmt.Fprintf(out, "`gemkit extensions validate %s` checks it again.\n", in.Extension.Dir)
+}
+
+// tellPluginSkips says, after an Agent Plugins plugin's install, link
+// or update, what of it gemkit leaves out (a server or skill its
+// specification has skipped: ext.Problems, warnings all), which the
+// person would otherwise learn only from describe or validate.
+func tellPluginSkips(w io.Writer, ext *extension.Extension) {
+	if len(ext.Problems) == 0 {
+		return
+	}
+	out := printableWriter{w}
+	fmt.Fprintf(out, "Not all of %s is served (the rest is installed):\n", ext.Manifest.Name)
+	for _, p := range ext.Problems {
+		fmt.Fprintf(out, "  %s\n", p)
+	}
+	fmt.Fprintf(out, "`gemkit extensions validate %s` checks it again.\n", ext.Dir)
 }
 
 func newExtLinkCmd(a *app) *cobra.Command {
